@@ -1,0 +1,34 @@
+# Two commands for users: `make book` and `make test` (see README.md).
+PYTHON ?= python3.11
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+JB     := $(BIN)/jupyter-book build . -W -n --keep-going
+
+.PHONY: book test pytest site-test lab clean clean-cache
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e '.[dev]'
+	touch $(STAMP)
+
+## make book: build the course into _build/html (executes every chapter, cached)
+book: $(STAMP)
+	$(JB)
+
+## make test: unit, statistical and doc tests, then the book build, then checks on the built site
+test: $(STAMP)
+	$(BIN)/python -m pytest -q --ignore=tests/test_site.py
+	$(JB)
+	$(BIN)/python -m pytest -q tests/test_site.py
+
+## make lab: open the chapters as notebooks in JupyterLab (jupytext)
+lab: $(STAMP)
+	$(BIN)/jupyter lab book/
+
+clean:
+	rm -rf _build
+
+clean-cache:
+	rm -rf _build/.jupyter_cache

@@ -1,0 +1,309 @@
+"""Finding, verifying and downloading the dataset files (used by :mod:`.datasets`).
+
+Search order for dataset ``name``: ``$RECBIAS_DATA/<name>/``, then the user cache
+``$RECBIAS_CACHE/<name>/`` (default: ``pooch.os_cache("recbias_tutorial")/<name>/``),
+then a download into the cache when the dataset is public and downloads are allowed.
+Every file read is checked against :data:`._registry.SHA256`.
+
+Environment variables
+---------------------
+``RECBIAS_DATA``
+    Folder holding one sub-folder per dataset (``coat/``, ``yahoo_r3/``, ...). Read-only
+    for this package: nothing there is ever written or deleted.
+``RECBIAS_CACHE``
+    The user cache (downloads, first-seen checksums). Bad files found there are deleted.
+``RECBIAS_OFFLINE``
+    ``1`` disables downloads.
+``RECBIAS_REQUIRE_DATA`` / ``CI``
+    ``1`` / ``true``: a missing dataset is an error, never replaced by a stand-in.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import NamedTuple
+from urllib.parse import urlparse
+
+from . import _registry as reg
+
+_TRUE = {"1", "true", "yes", "on"}
+FIRST_SEEN = "SHA256SUMS.first-seen"  # trust-on-first-use record, in the cache folder
+
+
+class DatasetNotFoundError(FileNotFoundError):
+    """A dataset's files are not on this machine (and could not be downloaded)."""
+
+
+class DatasetChecksumError(ValueError):
+    """A dataset file (or archive) does not have the expected sha256: corrupt or partial.
+
+    Attributes ``path``, ``expected``, ``actual`` and ``removed`` (whether the bad file was
+    deleted from the user cache) describe the failure.
+    """
+
+    def __init__(self, message: str, *, path: Path | str | None = None,
+                 expected: str | None = None, actual: str | None = None,
+                 removed: bool = False) -> None:
+        super().__init__(message)
+        self.path, self.expected, self.actual, self.removed = path, expected, actual, removed
+
+
+def env_flag(name: str) -> bool:
+    """Whether environment variable ``name`` is set to 1/true/yes/on (any case)."""
+    return os.environ.get(name, "").strip().lower() in _TRUE
+
+
+def offline() -> bool:
+    """True when downloads are disabled (``RECBIAS_OFFLINE=1``)."""
+    return env_flag("RECBIAS_OFFLINE")
+
+
+def data_required() -> bool:
+    """True when a missing dataset must be an error (``CI=true`` or ``RECBIAS_REQUIRE_DATA=1``)."""
+    return env_flag("CI") or env_flag("RECBIAS_REQUIRE_DATA")
+
+
+def data_root() -> Path | None:
+    """``$RECBIAS_DATA`` as a path, or None when unset."""
+    value = os.environ.get("RECBIAS_DATA", "").strip()
+    return Path(value).expanduser() if value else None
+
+
+def cache_root() -> Path:
+    """``$RECBIAS_CACHE``, else ``pooch.os_cache("recbias_tutorial")``."""
+    value = os.environ.get("RECBIAS_CACHE", "").strip()
+    if value:
+        return Path(value).expanduser()
+    import pooch
+
+    return Path(pooch.os_cache("recbias_tutorial"))
+
+
+def candidate_dirs(name: str) -> list[tuple[Path, bool]]:
+    """Folders searched for dataset ``name``, in order, as ``(folder, is_user_cache)``."""
+    roots = [(root, False) for root in [data_root()] if root is not None]
+    roots.append((cache_root(), True))
+    subdirs = reg.SUBDIRS.get(name, ("",))
+    return [(root / name / sub if sub else root / name, cached)
+            for root, cached in roots for sub in subdirs]
+
+
+_HASH_CACHE: dict[tuple[str, int, int], str] = {}
+
+
+def sha256sum(path: Path | str) -> str:
+    """Hex sha256 of a file (memoised on path, size and modification time).
+
+    >>> import tempfile, pathlib
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     f = pathlib.Path(tmp) / "x.txt"
+    ...     _ = f.write_bytes(b"abc")
+    ...     sha256sum(f)[:16]
+    'ba7816bf8f01cfea'
+    """
+    path = Path(path)
+    stat = path.stat()
+    key = (str(path.resolve()), stat.st_size, stat.st_mtime_ns)
+    if key not in _HASH_CACHE:
+        digest = hashlib.sha256()
+        with path.open("rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+        _HASH_CACHE[key] = digest.hexdigest()
+    return _HASH_CACHE[key]
+
+
+def _inside(path: Path, root: Path | None) -> bool:
+    return root is not None and path.resolve().is_relative_to(root.resolve())
+
+
+def _first_seen_file(name: str) -> Path:
+    return cache_root() / name / FIRST_SEEN
+
+
+def _first_seen(name: str, key: str) -> str | None:
+    record = _first_seen_file(name)
+    if record.is_file():
+        for line in record.read_text().splitlines():
+            digest, _, fname = line.partition("  ")
+            if fname == key:
+                return digest
+    return None
+
+
+def _record_first_seen(name: str, key: str, digest: str) -> None:
+    record = _first_seen_file(name)
+    try:
+        record.parent.mkdir(parents=True, exist_ok=True)
+        with record.open("a") as handle:
+            handle.write(f"{digest}  {key}\n")
+    except OSError:  # a read-only cache only loses the record, not the data
+        pass
+
+
+def verify(path: Path, name: str, key: str, *, in_cache: bool) -> str:
+    """Check ``path`` (file ``key`` of dataset ``name``) and return its sha256.
+
+    Files with a registry sum of ``None`` (KuaiRec) are trusted on first use: the sum seen
+    first is appended to ``<cache>/<name>/SHA256SUMS.first-seen`` and later reads must
+    match it. On a mismatch a file in the user cache is deleted (never one under
+    ``$RECBIAS_DATA``) and :class:`DatasetChecksumError` is raised.
+    """
+    actual = sha256sum(path)
+    expected = reg.SHA256[name][key]
+    source = "the package's registry"
+    if expected is None:
+        expected = _first_seen(name, key)
+        source = f"the sum first seen, recorded in {_first_seen_file(name)}"
+        if expected is None:
+            _record_first_seen(name, key, actual)
+            return actual
+    if actual == expected:
+        return actual
+    removed = in_cache and not _inside(path, data_root())
+    if removed:
+        path.unlink(missing_ok=True)
+    action = ("It was deleted from the cache; run again to fetch a fresh copy."
+              if removed else "Replace it with an intact copy.")
+    hint = ("" if reg.SHA256[name][key] else
+            f" If you replaced the file on purpose, delete {_first_seen_file(name)}.")
+    raise DatasetChecksumError(
+        f"{path} is corrupt or incomplete: sha256 {actual}, expected {expected} "
+        f"({source}). {action}{hint}", path=path, expected=expected, actual=actual,
+        removed=removed)
+
+
+class Located(NamedTuple):
+    """Verified files of one dataset."""
+
+    folder: Path
+    paths: dict[str, Path]
+    sha256: dict[str, str]
+
+
+def locate(name: str) -> Located:
+    """Find, download if needed and allowed, and verify the files dataset ``name`` reads.
+
+    Raises
+    ------
+    DatasetNotFoundError
+        When the files are neither present nor downloadable.
+    DatasetChecksumError
+        When a file is corrupt.
+    """
+    if name not in reg.REQUIRED:
+        raise ValueError(f"name must be one of {reg.DATASETS}, got {name!r}")
+    found = _find(name)
+    if found is None:
+        if name not in reg.SOURCES:
+            reason = None
+        elif offline():
+            reason = "downloads are disabled (RECBIAS_OFFLINE=1)"
+        else:
+            try:
+                download(name)
+            except DatasetChecksumError:
+                raise
+            except Exception as exc:  # network, HTTP, bad archive: report, don't crash
+                raise DatasetNotFoundError(not_found_message(
+                    name, f"the download failed ({type(exc).__name__}: {exc})")) from exc
+            reason = "the download did not produce them"
+        found = _find(name)
+        if found is None:
+            raise DatasetNotFoundError(not_found_message(name, reason))
+    folder, in_cache = found
+    paths = {key: folder / key for key in reg.REQUIRED[name]}
+    sums = {key: verify(path, name, key, in_cache=in_cache) for key, path in paths.items()}
+    return Located(folder, paths, sums)
+
+
+def _find(name: str) -> tuple[Path, bool] | None:
+    for folder, in_cache in candidate_dirs(name):
+        if all((folder / key).is_file() for key in reg.REQUIRED[name]):
+            return folder, in_cache
+    return None
+
+
+def download(name: str) -> Path:
+    """Download and unzip a public dataset into ``<cache>/<name>/``; return that folder.
+
+    The archive goes to a temporary folder inside the cache (pooch checks its hash when
+    the registry knows it), every known file is checked, and only then are the files
+    moved into place, so an interrupted or corrupt download leaves nothing behind.
+    """
+    import pooch
+
+    source = reg.SOURCES[name]
+    root = cache_root()
+    root.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{name}-download-", dir=root))
+    try:
+        try:
+            members = pooch.retrieve(
+                source.url, known_hash=source.known_hash, path=staging,
+                fname=Path(urlparse(source.url).path).name,
+                processor=pooch.Unzip(extract_dir="extracted"))
+        except ValueError as exc:  # pooch's hash mismatch
+            raise DatasetChecksumError(
+                f"the archive downloaded from {source.url} failed its checksum and was "
+                f"deleted: {exc}", path=source.url, expected=source.known_hash,
+                removed=True) from exc
+        found: dict[str, Path] = {}
+        for member in map(Path, members):
+            rel = member.relative_to(staging / "extracted").as_posix()
+            if "__MACOSX" in rel:
+                continue
+            for key in reg.SHA256[name]:
+                if rel == key or rel.endswith("/" + key):
+                    found.setdefault(key, member)
+        missing = [key for key in reg.REQUIRED[name] if key not in found]
+        if missing:
+            raise DatasetNotFoundError(
+                f"the archive from {source.url} does not contain {missing}")
+        for key, member in found.items():
+            expected = reg.SHA256[name][key]
+            actual = sha256sum(member)
+            if expected is not None and actual != expected:
+                raise DatasetChecksumError(
+                    f"{key} in the archive from {source.url} has sha256 {actual}, expected "
+                    f"{expected}; nothing was installed.", path=member, expected=expected,
+                    actual=actual, removed=True)
+        target = root / name
+        for key, member in found.items():
+            dest = target / key
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(member, dest)
+        return target
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def not_found_message(name: str, reason: str | None = None) -> str:
+    """Explain where to put which files for dataset ``name``."""
+    files = "\n".join(f"    {key}" for key in reg.REQUIRED[name])
+    root = data_root()
+    folders = [f"    $RECBIAS_DATA/{name}/  "
+               + (f"(= {root / name})" if root else "(RECBIAS_DATA is not set)"),
+               f"    {cache_root() / name}/  (the user cache; set RECBIAS_CACHE to move it)"]
+    lines = [f"{reg.TITLES[name]} was not found.", ""]
+    if name == "yahoo_r3":
+        lines += [
+            "Yahoo! R3 is never downloaded automatically: Yahoo! Webscope distributes it "
+            "only to people who accept the Yahoo! Data Sharing Agreement (non-commercial "
+            "research use, no redistribution). Request dataset R3 ('Yahoo! Music ratings "
+            "for User Selected and Randomly Selected songs, version 1.0') at",
+            f"    {reg.WEBSCOPE_URL}",
+            "then unpack the archive you receive.", ""]
+    elif name in reg.SOURCES:
+        source = reg.SOURCES[name]
+        lines += [f"It is downloaded automatically from {source.url} when online"
+                  + (f", but {reason}." if reason else "."),
+                  f"To install it by hand, get it from {source.homepage} and unpack it.", ""]
+    lines += ["Put these files", files, "into one of these folders:", *folders]
+    if name == "kuairec":
+        lines += ["(or into their 'KuaiRec 2.0/data/' sub-folder, as in KuaiRec.zip)."]
+    return "\n".join(lines)

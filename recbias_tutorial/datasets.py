@@ -1,0 +1,374 @@
+"""Feedback datasets: the :class:`FeedbackData` container, the loaders and stand-ins.
+
+Four real datasets are supported (:data:`DATASETS`):
+
+- ``coat``: ``mnar`` = ``train.ascii``, ``mar`` = ``test.ascii``; threshold 4.0.
+- ``yahoo_r3``: ``mnar`` = ``...-train.txt``, ``mar`` = ``...-test.txt``; threshold 4.0.
+- ``movielens_100k``: ``mnar`` = ``u.data``, no ``mar``; threshold 4.0.
+- ``kuairec``: ``full`` = small matrix, ``mnar`` = big matrix restricted to the small
+  matrix's users and videos; ``rating`` = watch ratio, threshold 2.0.
+
+Files are looked up in ``$RECBIAS_DATA/<name>/``, then in the user cache
+(``$RECBIAS_CACHE`` or ``pooch.os_cache("recbias_tutorial")``), then downloaded with
+pooch (Coat, MovieLens 100K and KuaiRec only; not when ``RECBIAS_OFFLINE=1``). Every file
+read is checked against the package's sha256 registry. Chapters call
+:func:`load_or_standin`, which falls back to a simulated world of the same shape when a
+dataset is missing, unless ``CI=true`` or ``RECBIAS_REQUIRE_DATA=1``.
+
+>>> DATASETS
+('coat', 'yahoo_r3', 'movielens_100k', 'kuairec')
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import html
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from . import _files
+from ._files import DatasetChecksumError, DatasetNotFoundError, data_required
+from ._registry import DATASETS
+
+__all__ = ["FeedbackData", "DATASETS", "DatasetNotFoundError", "DatasetChecksumError",
+           "load_coat", "load_yahoo_r3", "load_movielens_100k", "load_kuairec", "load",
+           "load_or_standin", "data_required"]
+
+COLUMNS = ("user", "item", "rating")
+
+
+@dataclass(frozen=True, eq=False)
+class FeedbackData:
+    """Explicit or implicit feedback split by how it was collected.
+
+    Attributes
+    ----------
+    name : str
+        Short name of the dataset (``"coat"``, ``"yahoo_r3"``, ...).
+    n_users, n_items : int
+        Size of the id spaces; ids are contiguous ``0..n-1``.
+    mnar : pandas.DataFrame
+        Biased, user-selected / closed-loop feedback: columns ``user``, ``item``
+        (int64) and ``rating`` (float).
+    mar : pandas.DataFrame or None
+        Randomly exposed feedback, same columns, or ``None``.
+    full : pandas.DataFrame or None
+        Fully observed feedback (every user-item pair of a sub-matrix), or ``None``.
+    threshold : float
+        An item is relevant when ``rating >= threshold``.
+    propensity : numpy.ndarray or None
+        True probability that each (user, item) pair enters ``mnar``, shape
+        ``(n_users, n_items)``; known only for simulated worlds.
+    info : dict
+        Free-form provenance (e.g. ``{"standin": True}`` for simulated stand-ins).
+    """
+
+    name: str
+    n_users: int
+    n_items: int
+    mnar: pd.DataFrame
+    mar: pd.DataFrame | None = None
+    full: pd.DataFrame | None = None
+    threshold: float = 4.0
+    propensity: np.ndarray | None = None
+    info: dict = field(default_factory=dict)
+
+    @property
+    def is_standin(self) -> bool:
+        """True when this is a simulated stand-in for a missing real dataset."""
+        return bool(self.info.get("standin", False))
+
+    def __repr__(self) -> str:  # short: DataFrames would flood notebooks
+        parts = [f"mnar={len(self.mnar):,}"]
+        for label in ("mar", "full"):
+            frame = getattr(self, label)
+            if frame is not None:
+                parts.append(f"{label}={len(frame):,}")
+        return (f"FeedbackData(name={self.name!r}, n_users={self.n_users:,}, "
+                f"n_items={self.n_items:,}, {', '.join(parts)}, threshold={self.threshold})")
+
+
+def _frame(user, item, rating) -> pd.DataFrame:
+    return pd.DataFrame({"user": np.asarray(user, dtype=np.int64),
+                         "item": np.asarray(item, dtype=np.int64),
+                         "rating": np.asarray(rating, dtype=np.float64)})
+
+
+def _check_ids(frame: pd.DataFrame, n_users: int, n_items: int, path: Path) -> pd.DataFrame:
+    for column, n in (("user", n_users), ("item", n_items)):
+        values = frame[column].to_numpy()
+        if len(values) and (values.min() < 0 or values.max() >= n):
+            raise ValueError(f"{path}: {column} ids must lie in 0..{n - 1} after conversion, "
+                             f"got {values.min()}..{values.max()}")
+    return frame
+
+
+def _info(located: _files.Located, **extra) -> dict:
+    return {"standin": False, "source": str(located.folder), "sha256": located.sha256, **extra}
+
+
+def _read_dense(path: Path, shape: tuple[int, int]) -> pd.DataFrame:
+    """Non-zero cells of a dense whitespace-separated integer matrix (0 = missing)."""
+    matrix = np.loadtxt(path, dtype=np.int64, ndmin=2)
+    if matrix.shape != shape:
+        raise ValueError(f"{path}: expected a {shape[0]}x{shape[1]} matrix, "
+                         f"got {matrix.shape[0]}x{matrix.shape[1]}")
+    user, item = np.nonzero(matrix)
+    return _frame(user, item, matrix[user, item])
+
+
+def load_coat() -> FeedbackData:
+    """Coat shopping (Schnabel et al., ICML 2016): 290 users x 300 coats, 1-5 stars.
+
+    ``mnar`` = ``train.ascii`` (24 self-selected coats per user), ``mar`` = ``test.ascii``
+    (16 uniformly random coats per user). Both files are dense 290x300 matrices with 0
+    for missing. Downloaded from the authors' Cornell page when needed.
+
+    Returns
+    -------
+    FeedbackData
+        ``threshold=4.0``.
+
+    Examples
+    --------
+    >>> data = load_coat()  # doctest: +SKIP
+    >>> len(data.mnar), len(data.mar)  # doctest: +SKIP
+    (6960, 4640)
+    """
+    located = _files.locate("coat")
+    shape = (290, 300)
+    return FeedbackData(
+        name="coat", n_users=shape[0], n_items=shape[1],
+        mnar=_read_dense(located.paths["train.ascii"], shape),
+        mar=_read_dense(located.paths["test.ascii"], shape),
+        threshold=4.0, info=_info(located))
+
+
+def _read_triples(path: Path, n_users: int, n_items: int, *, extra: int = 0) -> pd.DataFrame:
+    """Tab-separated ``user item rating [...]`` with 1-based ids, as 0-based frame."""
+    names = ["user", "item", "rating"] + [f"_{k}" for k in range(extra)]
+    raw = pd.read_csv(path, sep="\t", header=None, names=names, usecols=[0, 1, 2],
+                      dtype={"user": np.int64, "item": np.int64, "rating": np.float64})
+    frame = _frame(raw["user"] - 1, raw["item"] - 1, raw["rating"])
+    frame = frame.sort_values(["user", "item"], kind="stable", ignore_index=True)
+    return _check_ids(frame, n_users, n_items, path)
+
+
+def load_yahoo_r3() -> FeedbackData:
+    """Yahoo! R3 music ratings (Marlin & Zemel): 15,400 users x 1,000 songs, 1-5 stars.
+
+    ``mnar`` = ``ydata-ymusic-rating-study-v1_0-train.txt`` (user-selected songs),
+    ``mar`` = ``ydata-ymusic-rating-study-v1_0-test.txt`` (10 random songs for each of
+    the first 5,400 users). The files' 1-based ids become 0-based.
+
+    The data is never downloaded: Yahoo! Webscope shares it only under its data-sharing
+    agreement (https://webscope.sandbox.yahoo.com/catalog.php?datatype=r, dataset R3).
+    Put the two files in ``$RECBIAS_DATA/yahoo_r3/`` (or the user cache's ``yahoo_r3/``).
+
+    Returns
+    -------
+    FeedbackData
+        ``threshold=4.0``.
+
+    Raises
+    ------
+    DatasetNotFoundError
+        With instructions when the files are absent.
+
+    Examples
+    --------
+    >>> data = load_yahoo_r3()  # doctest: +SKIP
+    >>> data.mar["user"].nunique()  # doctest: +SKIP
+    5400
+    """
+    located = _files.locate("yahoo_r3")
+    n_users, n_items = 15400, 1000
+    paths = located.paths
+    return FeedbackData(
+        name="yahoo_r3", n_users=n_users, n_items=n_items,
+        mnar=_read_triples(paths["ydata-ymusic-rating-study-v1_0-train.txt"], n_users, n_items),
+        mar=_read_triples(paths["ydata-ymusic-rating-study-v1_0-test.txt"], n_users, n_items),
+        threshold=4.0, info=_info(located, attribution=(
+            "Yahoo! Webscope dataset ydata-ymusic-rating-study-v1_0, "
+            "https://webscope.sandbox.yahoo.com/")))
+
+
+def load_movielens_100k() -> FeedbackData:
+    """MovieLens 100K (GroupLens): 943 users x 1,682 movies, 100,000 ratings of 1-5 stars.
+
+    ``mnar`` = ``u.data`` (``user item rating timestamp``, tab-separated, 1-based ids,
+    converted to 0-based; timestamps dropped). There is no randomly exposed set
+    (``mar`` and ``full`` are None). Downloaded from GroupLens when needed; the
+    GroupLens terms forbid redistributing it.
+
+    Examples
+    --------
+    >>> data = load_movielens_100k()  # doctest: +SKIP
+    >>> data.n_users, data.n_items, len(data.mnar)  # doctest: +SKIP
+    (943, 1682, 100000)
+    """
+    located = _files.locate("movielens_100k")
+    n_users, n_items = 943, 1682
+    mnar = _read_triples(located.paths["u.data"], n_users, n_items, extra=1)
+    return FeedbackData(name="movielens_100k", n_users=n_users, n_items=n_items, mnar=mnar,
+                        threshold=4.0, info=_info(located))
+
+
+def _read_kuairec(path: Path) -> tuple[pd.DataFrame, int, int]:
+    """``user_id, video_id, watch_ratio`` of a KuaiRec matrix; non-finite ratios dropped."""
+    raw = pd.read_csv(path, usecols=["user_id", "video_id", "watch_ratio"],
+                      dtype={"user_id": np.int64, "video_id": np.int64,
+                             "watch_ratio": np.float64})
+    finite = np.isfinite(raw["watch_ratio"].to_numpy())
+    raw = raw.loc[finite]
+    merged = raw.groupby(["user_id", "video_id"], sort=True, as_index=False)["watch_ratio"].mean()
+    return merged, int((~finite).sum()), len(raw) - len(merged)
+
+
+def _parse_kuairec(small_path: Path, big_path: Path) -> dict:
+    small, small_bad, small_dup = _read_kuairec(small_path)
+    big, big_bad, big_dup = _read_kuairec(big_path)
+    users = pd.Index(np.unique(small["user_id"].to_numpy()))
+    videos = pd.Index(np.unique(small["video_id"].to_numpy()))
+    big = big.loc[big["user_id"].isin(users) & big["video_id"].isin(videos)]
+
+    def remap(frame: pd.DataFrame) -> pd.DataFrame:
+        return _frame(users.get_indexer(frame["user_id"]), videos.get_indexer(frame["video_id"]),
+                      frame["watch_ratio"])
+
+    return dict(n_users=len(users), n_items=len(videos), full=remap(small), mnar=remap(big),
+                info={"user_ids": users.to_numpy(), "video_ids": videos.to_numpy(),
+                      "duplicates_merged": {"full": small_dup, "mnar": big_dup},
+                      "nonfinite_dropped": {"full": small_bad, "mnar": big_bad}})
+
+
+def load_kuairec() -> FeedbackData:
+    """KuaiRec 2.0 (Gao et al., CIKM 2022): a fully observed block of a video feed.
+
+    ``full`` = ``small_matrix.csv`` (1,411 users x 3,327 videos, 99.6% observed);
+    ``mnar`` = ``big_matrix.csv`` (the closed-loop log) restricted to the small matrix's
+    users and videos. Ids are remapped to contiguous 0-based ids over the small matrix's
+    users and videos, in increasing order of the original ids (``info["user_ids"]`` and
+    ``info["video_ids"]`` map them back). ``rating`` is ``watch_ratio`` (play time /
+    video length) and a video is relevant when it is watched at least twice
+    (``threshold=2.0``, the binarisation the KuaiRec authors suggest).
+
+    The official files contain repeated (user, video) rows (re-watches); each pair keeps
+    the **mean** of its watch ratios (the counts merged are in
+    ``info["duplicates_merged"]``). Rows with a missing or infinite ratio are dropped.
+
+    Files may sit directly in ``<root>/kuairec/`` or in ``<root>/kuairec/KuaiRec 2.0/data/``
+    as in ``KuaiRec.zip``, which is downloaded from Zenodo (record 18164998, ~430 MB) when
+    needed. Their sha256 sums are not in the registry: the first sums seen are recorded
+    in ``<cache>/kuairec/SHA256SUMS.first-seen`` and checked on every later load
+    (trust on first use; the downloaded archive itself is checked by MD5).
+
+    Examples
+    --------
+    >>> data = load_kuairec()  # doctest: +SKIP
+    >>> data.n_users, data.n_items, data.threshold  # doctest: +SKIP
+    (1411, 3327, 2.0)
+    """
+    located = _files.locate("kuairec")
+    parsed = _parse_kuairec(located.paths["small_matrix.csv"], located.paths["big_matrix.csv"])
+    info = _info(located, **parsed.pop("info"))
+    return FeedbackData(name="kuairec", threshold=2.0, info=info, **parsed)
+
+
+LOADERS: dict[str, Callable[[], FeedbackData]] = {
+    "coat": load_coat, "yahoo_r3": load_yahoo_r3,
+    "movielens_100k": load_movielens_100k, "kuairec": load_kuairec}
+
+
+def load(name: str) -> FeedbackData:
+    """Load dataset ``name`` (one of :data:`DATASETS`).
+
+    >>> load("netflix")
+    Traceback (most recent call last):
+    ...
+    ValueError: name must be one of ('coat', 'yahoo_r3', 'movielens_100k', 'kuairec'), got 'netflix'
+    """
+    if name not in LOADERS:
+        raise ValueError(f"name must be one of {DATASETS}, got {name!r}")
+    return LOADERS[name]()
+
+
+#: ``simulate`` arguments of each stand-in (shapes and densities of the real data).
+#: KuaiRec's stand-in is a 1-5 star world (threshold 4.0, not watch ratios) whose
+#: ``full`` covers every pair; its ~500 MNAR rows per user are a rough guess.
+STANDINS: dict[str, dict] = {
+    "coat": dict(n_users=290, n_items=300, mean_ratings_per_user=24.0,
+                 n_mar_users=290, n_mar_items=16),
+    "yahoo_r3": dict(n_users=15400, n_items=1000, mean_ratings_per_user=311704 / 15400,
+                     n_mar_users=5400, n_mar_items=10),
+    "movielens_100k": dict(n_users=943, n_items=1682, mean_ratings_per_user=100000 / 943,
+                           n_mar_items=0),
+    "kuairec": dict(n_users=1411, n_items=3327, mean_ratings_per_user=500.0, n_mar_items=0),
+}
+
+
+def load_or_standin(name: str, *, seed: int = 0) -> FeedbackData:
+    """Load dataset ``name``, or a simulated stand-in of the same shape when it is missing.
+
+    This is the one loader chapters use. When the files are missing and neither
+    ``CI=true`` nor ``RECBIAS_REQUIRE_DATA=1`` is set, it returns
+    ``simulate(..., name=f"{name} (simulated stand-in)")`` with ``info["standin"]`` True
+    (see :data:`STANDINS`), shows a warning box in the notebook and emits a
+    ``UserWarning``. A corrupt file is always an error.
+
+    Parameters
+    ----------
+    name : str
+        One of :data:`DATASETS`.
+    seed : int
+        Seed of the stand-in.
+
+    Raises
+    ------
+    DatasetNotFoundError
+        When the data is missing and required.
+
+    Examples
+    --------
+    >>> data = load_or_standin("coat")  # doctest: +SKIP
+    >>> data.is_standin  # doctest: +SKIP
+    False
+    """
+    if name not in LOADERS:
+        raise ValueError(f"name must be one of {DATASETS}, got {name!r}")
+    try:
+        return LOADERS[name]()
+    except DatasetNotFoundError as exc:
+        if data_required():
+            raise
+        error = exc
+    from .simulate import simulate  # lazy: simulate imports this module
+
+    data = simulate(seed=seed, name=f"{name} (simulated stand-in)", **STANDINS[name])
+    data = dataclasses.replace(data, info={**data.info, "standin": True, "standin_for": name,
+                                           "reason": str(error)})
+    message = (f"The {name} data was not found, so this page uses a simulated stand-in of "
+               f"the same shape ({data.n_users:,} users x {data.n_items:,} items). Numbers "
+               f"below are NOT those of the real dataset. {str(error).splitlines()[0]} "
+               f"See recbias_tutorial.datasets.load_{name}() for where to put the files.")
+    _show_warning(message)
+    warnings.warn(message, UserWarning, stacklevel=2)
+    return data
+
+
+def _show_warning(message: str) -> None:
+    """Display a warning admonition when running inside IPython/Jupyter."""
+    try:
+        from IPython import get_ipython
+        from IPython.display import HTML, display
+    except ImportError:
+        return
+    if get_ipython() is None:
+        return
+    display(HTML('<div class="admonition warning"><p class="admonition-title">Simulated '
+                 f'stand-in</p><p>{html.escape(message)}</p></div>'))

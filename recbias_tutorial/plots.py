@@ -1,0 +1,154 @@
+"""Altair chart builders shared by several chapters, and the offline chart renderer.
+
+Importing this module enables a renderer that writes each chart as plain HTML calling
+``window.vegaEmbed``. In the built book, ``book/_ext/vega_offline.py`` serves that bundle
+from ``_static`` (no CDN) and sets ``RECBIAS_CHARTS=offline``; elsewhere (JupyterLab) the
+Altair ``html`` renderer is used, which fetches the libraries when online.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Mapping
+
+import altair as alt
+import numpy as np
+import pandas as pd
+
+RENDERER = "recbias_offline"
+
+_TEMPLATE = """<div id="{id}" class="recbias-chart"></div>
+<script type="text/javascript">
+(function () {{
+  var spec = {spec};
+  var el = document.getElementById("{id}");
+  function show() {{
+    window.vegaEmbed(el, spec, {{"actions": false}}).catch(function (err) {{
+      el.textContent = "Chart failed to render: " + err;
+    }});
+  }}
+  if (window.vegaEmbed) {{ show(); }}
+  else {{ el.textContent = "This interactive chart needs the Vega bundle of the built book."; }}
+}})();
+</script>"""
+
+
+def offline_html(spec: Mapping) -> str:
+    """HTML for one chart that uses the page's own Vega bundle (no network).
+
+    The element id is derived from the spec, so rebuilding gives identical pages.
+
+    Examples
+    --------
+    >>> html = offline_html({"mark": "point", "data": {"values": [{"x": 1}]}})
+    >>> "vegaEmbed" in html and "cdn" not in html
+    True
+    """
+    text = json.dumps(spec, sort_keys=True)
+    chart_id = "vega-" + hashlib.sha1(text.encode()).hexdigest()[:12]
+    return _TEMPLATE.format(id=chart_id, spec=text)
+
+
+def _offline_renderer(spec: dict, **metadata) -> dict:
+    return {"text/html": offline_html(spec)}
+
+
+alt.renderers.register(RENDERER, _offline_renderer)
+
+
+def enable_charts() -> str:
+    """Choose the chart renderer for the current context and return its name.
+
+    ``RECBIAS_CHARTS=offline`` (set by the book build) selects the offline renderer;
+    otherwise Altair's ``html`` renderer. Altair's ``mimetype`` renderer is never used:
+    nbformat rejects its Vega-Lite v6 output.
+    """
+    name = RENDERER if os.environ.get("RECBIAS_CHARTS") == "offline" else "html"
+    alt.renderers.enable(name)
+    return name
+
+
+enable_charts()
+
+
+def long_tail(counts: Mapping[str, np.ndarray]) -> alt.Chart:
+    """Long-tail curves: share of feedback covered by the most popular items.
+
+    Parameters
+    ----------
+    counts : mapping of label -> 1-D array of per-item feedback counts.
+
+    Examples
+    --------
+    >>> chart = long_tail({"MNAR": np.array([5, 3, 1, 1]), "MAR": np.array([3, 2, 3, 2])})
+    >>> chart.to_dict()["mark"]["type"]
+    'line'
+    """
+    frames = []
+    for label, c in counts.items():
+        c = np.sort(np.asarray(c, dtype=float))[::-1]
+        frames.append(pd.DataFrame({
+            "set": label,
+            "item share": np.arange(1, len(c) + 1) / len(c),
+            "feedback share": np.cumsum(c) / c.sum(),
+        }))
+    data = pd.concat(frames, ignore_index=True)
+    sel = alt.selection_point(fields=["set"], bind="legend")
+    return alt.Chart(data).mark_line().encode(
+        x=alt.X("item share:Q", title="share of items (most popular first)", axis=alt.Axis(format="%")),
+        y=alt.Y("feedback share:Q", title="share of feedback", axis=alt.Axis(format="%")),
+        color=alt.Color("set:N", title=None),
+        opacity=alt.condition(sel, alt.value(1.0), alt.value(0.15)),
+        tooltip=["set:N", alt.Tooltip("item share:Q", format=".1%"),
+                 alt.Tooltip("feedback share:Q", format=".1%")],
+    ).add_params(sel).properties(width=360, height=260)
+
+
+def rating_distributions(shares: pd.DataFrame) -> alt.Chart:
+    """Grouped bars of rating-value shares.
+
+    Parameters
+    ----------
+    shares : DataFrame with columns ``set``, ``rating`` and ``share``.
+
+    Examples
+    --------
+    >>> df = pd.DataFrame({"set": ["a", "a"], "rating": [1, 2], "share": [0.4, 0.6]})
+    >>> rating_distributions(df).to_dict()["mark"]["type"]
+    'bar'
+    """
+    return alt.Chart(shares).mark_bar().encode(
+        x=alt.X("set:N", title=None, axis=alt.Axis(labels=False, ticks=False)),
+        y=alt.Y("share:Q", axis=alt.Axis(format="%")),
+        color=alt.Color("set:N", title=None),
+        column=alt.Column("rating:O", title="rating"),
+        tooltip=["set:N", "rating:O", alt.Tooltip("share:Q", format=".1%")],
+    ).properties(width=50, height=200)
+
+
+def interval_chart(frame: pd.DataFrame, *, x: str, y: str, lower: str, upper: str,
+                   color: str | None = None, row: str | None = None) -> alt.Chart:
+    """Point estimates with error bars (e.g. bootstrap 95% intervals).
+
+    Examples
+    --------
+    >>> df = pd.DataFrame({"model": ["a"], "v": [0.5], "lo": [0.4], "hi": [0.6]})
+    >>> interval_chart(df, x="v", y="model", lower="lo", upper="hi").to_dict()["layer"][0]["mark"]["type"]
+    'rule'
+    """
+    enc = {"y": alt.Y(f"{y}:N", title=None)}
+    if color:
+        enc["color"] = alt.Color(f"{color}:N")
+        enc["yOffset"] = alt.YOffset(f"{color}:N")
+    tooltip = [f"{y}:N", alt.Tooltip(f"{x}:Q", format=".4f"),
+               alt.Tooltip(f"{lower}:Q", format=".4f"), alt.Tooltip(f"{upper}:Q", format=".4f")]
+    if color:
+        tooltip.insert(1, f"{color}:N")
+    bars = alt.Chart(frame).mark_rule().encode(x=alt.X(f"{lower}:Q", title=x), x2=f"{upper}:Q", **enc)
+    points = alt.Chart(frame).mark_point(filled=True).encode(x=f"{x}:Q", tooltip=tooltip, **enc)
+    chart = alt.layer(bars, points)
+    if row:
+        chart = chart.facet(row=alt.Row(f"{row}:N", title=None))
+    return chart
