@@ -219,31 +219,30 @@ def load_movielens_100k() -> FeedbackData:
                         threshold=4.0, info=_info(located))
 
 
-def _read_kuairec(path: Path) -> tuple[pd.DataFrame, int, int]:
+def _read_kuairec(path: Path) -> tuple[pd.DataFrame, int]:
     """``user_id, video_id, watch_ratio`` of a KuaiRec matrix; non-finite ratios dropped."""
     raw = pd.read_csv(path, usecols=["user_id", "video_id", "watch_ratio"],
                       dtype={"user_id": np.int64, "video_id": np.int64,
                              "watch_ratio": np.float64})
     finite = np.isfinite(raw["watch_ratio"].to_numpy())
-    raw = raw.loc[finite]
-    merged = raw.groupby(["user_id", "video_id"], sort=True, as_index=False)["watch_ratio"].mean()
-    return merged, int((~finite).sum()), len(raw) - len(merged)
+    return raw.loc[finite], int((~finite).sum())
 
 
 def _parse_kuairec(small_path: Path, big_path: Path) -> dict:
-    small, small_bad, small_dup = _read_kuairec(small_path)
-    big, big_bad, big_dup = _read_kuairec(big_path)
+    small, small_bad = _read_kuairec(small_path)
+    big, big_bad = _read_kuairec(big_path)
     users = pd.Index(np.unique(small["user_id"].to_numpy()))
     videos = pd.Index(np.unique(small["video_id"].to_numpy()))
     big = big.loc[big["user_id"].isin(users) & big["video_id"].isin(videos)]
-
-    def remap(frame: pd.DataFrame) -> pd.DataFrame:
-        return _frame(users.get_indexer(frame["user_id"]), videos.get_indexer(frame["video_id"]),
-                      frame["watch_ratio"])
-
-    return dict(n_users=len(users), n_items=len(videos), full=remap(small), mnar=remap(big),
+    frames, merged = {}, {}
+    for label, raw in (("full", small), ("mnar", big)):
+        frame = _frame(users.get_indexer(raw["user_id"]), videos.get_indexer(raw["video_id"]),
+                       raw["watch_ratio"])
+        frames[label] = frame.groupby(["user", "item"], sort=True, as_index=False)["rating"].mean()
+        merged[label] = len(frame) - len(frames[label])
+    return dict(n_users=len(users), n_items=len(videos), **frames,
                 info={"user_ids": users.to_numpy(), "video_ids": videos.to_numpy(),
-                      "duplicates_merged": {"full": small_dup, "mnar": big_dup},
+                      "duplicates_merged": merged,
                       "nonfinite_dropped": {"full": small_bad, "mnar": big_bad}})
 
 

@@ -56,7 +56,8 @@ STRATEGIES: tuple[str, ...] = ("full", "reg", "skew", "wtd", "wtd_h")
 _NEEDS_TRAIN = frozenset({"skew", "wtd", "wtd_h"})
 
 
-def _check_frame(df: object, name: str) -> pd.DataFrame:
+def _ids(df: object, name: str) -> tuple[np.ndarray, np.ndarray]:
+    """Validated ``(user, item)`` id arrays (int64) of a feedback frame."""
     if not isinstance(df, pd.DataFrame):
         raise ValueError(f"{name} must be a pandas DataFrame, got {type(df).__name__}")
     missing = [c for c in ("user", "item") if c not in df.columns]
@@ -64,12 +65,15 @@ def _check_frame(df: object, name: str) -> pd.DataFrame:
         raise ValueError(f"{name} is missing column(s) {missing}; expected 'user', 'item', 'rating'")
     if len(df) == 0:
         raise ValueError(f"{name} is empty")
+    out = []
     for col in ("user", "item"):
-        if not pd.api.types.is_integer_dtype(df[col]):
+        values = df[col].to_numpy()
+        if not np.issubdtype(values.dtype, np.integer):
             raise ValueError(f"{name}['{col}'] must hold integer ids, got dtype {df[col].dtype}")
-        if (df[col] < 0).any():
+        if values.min() < 0:
             raise ValueError(f"{name}['{col}'] holds negative ids")
-    return df
+        out.append(values.astype(np.int64, copy=False))
+    return out[0], out[1]
 
 
 def _check_nonneg(value: object, name: str) -> float:
@@ -78,20 +82,22 @@ def _check_nonneg(value: object, name: str) -> float:
     return float(value)
 
 
-def _validate(heldout, strategy, train, mar, item_power, smoothing):
+def _validate(heldout, strategy, train, mar, item_power, smoothing) -> dict:
+    """Check the arguments; return the id arrays of the frames the strategy uses."""
     if strategy not in STRATEGIES:
         raise ValueError(f"strategy must be one of {list(STRATEGIES)}, got {strategy!r}")
-    _check_frame(heldout, "heldout")
+    ids = {"heldout": _ids(heldout, "heldout")}
     _check_nonneg(item_power, "item_power")
     _check_nonneg(smoothing, "smoothing")
     if strategy in _NEEDS_TRAIN:
         if train is None:
             raise ValueError(f"train is required for strategy={strategy!r} (the MNAR training data)")
-        _check_frame(train, "train")
+        ids["train"] = _ids(train, "train")
     if strategy == "wtd":
         if mar is None:
             raise ValueError("mar is required for strategy='wtd' (the MAR weight split)")
-        _check_frame(mar, "mar")
+        ids["mar"] = _ids(mar, "mar")
+    return ids
 
 
 def _row_shares(held: np.ndarray, ref: np.ndarray, n_ids: int, length: int, alpha: float,
@@ -105,36 +111,33 @@ def _row_shares(held: np.ndarray, ref: np.ndarray, n_ids: int, length: int, alph
     return (counts + alpha) / (ref.size + alpha * n_ids)
 
 
-def _log_ratio(col: str, heldout: pd.DataFrame, train: pd.DataFrame, mar: pd.DataFrame | None,
+def _log_ratio(col: str, held: np.ndarray, tr: np.ndarray, mar: np.ndarray | None,
                alpha: float) -> np.ndarray:
-    """log(P_mar / P_mnar) of each held-out row's user or item (``col``)."""
-    held = heldout[col].to_numpy(dtype=np.int64)
-    tr = train[col].to_numpy(dtype=np.int64)
-    parts = [held, tr] if mar is None else [held, tr, mar[col].to_numpy(dtype=np.int64)]
+    """log(P_mar / P_mnar) of each held-out row's user or item id (``col`` names it)."""
+    parts = [held, tr] if mar is None else [held, tr, mar]
     space = np.unique(np.concatenate(parts))
     n_ids, length = space.size, int(space[-1]) + 1
     log_mnar = np.log(_row_shares(held, tr, n_ids, length, alpha, "train", col))
     if mar is None:
         return -np.log(n_ids) - log_mnar
-    m = mar[col].to_numpy(dtype=np.int64)
-    return np.log(_row_shares(held, m, n_ids, length, alpha, "mar", col)) - log_mnar
+    return np.log(_row_shares(held, mar, n_ids, length, alpha, "mar", col)) - log_mnar
 
 
-def _log_weights(heldout, strategy, train, mar, item_power, smoothing) -> np.ndarray:
+def _log_weights(ids: dict, strategy: str, item_power: float, smoothing: float) -> np.ndarray:
+    (h_users, h_items) = ids["heldout"]
     if strategy in ("full", "reg"):
-        return np.zeros(len(heldout))
+        return np.zeros(h_users.size)
+    t_users, t_items = ids["train"]
     if strategy == "skew":
-        items = heldout["item"].to_numpy(dtype=np.int64)
-        tr = train["item"].to_numpy(dtype=np.int64)
-        counts = np.bincount(tr, minlength=int(items.max()) + 1)[items].astype(float)
+        counts = np.bincount(t_items, minlength=int(h_items.max()) + 1)[h_items].astype(float)
         if smoothing == 0 and (counts == 0).any():
-            absent = np.unique(items[counts == 0])[:5].tolist()
+            absent = np.unique(h_items[counts == 0])[:5].tolist()
             raise ValueError(f"smoothing=0 but some heldout item ids are absent from train "
                              f"(e.g. {absent}); use smoothing > 0")
         return -np.log(counts + smoothing)
-    mar_used = mar if strategy == "wtd" else None
-    log_wu = _log_ratio("user", heldout, train, mar_used, smoothing)
-    log_wi = _log_ratio("item", heldout, train, mar_used, smoothing)
+    m_users, m_items = ids["mar"] if strategy == "wtd" else (None, None)
+    log_wu = _log_ratio("user", h_users, t_users, m_users, smoothing)
+    log_wi = _log_ratio("item", h_items, t_items, m_items, smoothing)
     return log_wu + item_power * log_wi
 
 
@@ -171,8 +174,8 @@ def intervention_weights(heldout: pd.DataFrame, *, strategy: str, train: pd.Data
     >>> intervention_weights(heldout, strategy="skew", train=train, smoothing=0)
     array([0.5, 1. ])
     """
-    _validate(heldout, strategy, train, mar, item_power, smoothing)
-    return np.exp(_log_weights(heldout, strategy, train, mar, float(item_power), float(smoothing)))
+    ids = _validate(heldout, strategy, train, mar, item_power, smoothing)
+    return np.exp(_log_weights(ids, strategy, float(item_power), float(smoothing)))
 
 
 def intervene(heldout: pd.DataFrame, *, strategy: str, size: float, train: pd.DataFrame | None = None,
@@ -217,7 +220,7 @@ def intervene(heldout: pd.DataFrame, *, strategy: str, size: float, train: pd.Da
     >>> len(sample), sample.index.is_unique
     (2, True)
     """
-    _validate(heldout, strategy, train, mar, item_power, smoothing)
+    ids = _validate(heldout, strategy, train, mar, item_power, smoothing)
     if isinstance(size, bool) or not isinstance(size, Real) or not 0 < size <= 1:
         raise ValueError(f"size must be a fraction in (0, 1], got {size!r}")
     if strategy == "full":
@@ -229,8 +232,8 @@ def intervene(heldout: pd.DataFrame, *, strategy: str, size: float, train: pd.Da
     if seed is not None and not isinstance(seed, (Integral, np.random.Generator)):
         raise ValueError(f"seed must be an int, a numpy Generator or None, got {type(seed).__name__}")
     rng = np.random.default_rng(seed)
-    log_w = _log_weights(heldout, strategy, train, mar, float(item_power), float(smoothing))
+    log_w = _log_weights(ids, strategy, float(item_power), float(smoothing))
     # Efraimidis-Spirakis: the m smallest keys E/w (in logs) = successive sampling ∝ w.
     log_keys = np.log(rng.standard_exponential(n)) - log_w
     positions = np.sort(np.argpartition(log_keys, m - 1)[:m])
-    return heldout.iloc[positions].copy()
+    return heldout.iloc[positions]  # a new frame (take copies)

@@ -92,8 +92,11 @@ def test_mnar_long_tail_with_default_knobs(world):
 def test_mcar_when_biases_are_zero():
     data = simulate(3000, 200, seed=4, popularity_bias=0, rating_bias=0)
     np.testing.assert_allclose(data.propensity, 24.0 / 200)
-    counts = np.bincount(data.mnar["item"], minlength=200)
-    assert stats.chisquare(counts).pvalue > ALPHA
+    # item counts are independent Binomial(n_users, p): sum of squared z-scores ~ chi2(n_items)
+    p, counts = 24.0 / 200, np.bincount(data.mnar["item"], minlength=200)
+    z = (counts - 3000 * p) / np.sqrt(3000 * p * (1 - p))
+    assert stats.chi2.sf((z**2).sum(), df=200) > ALPHA
+    assert stats.chisquare(counts).pvalue > ALPHA  # (conditional version, conservative)
     # MCAR log: mean rating within 4 standard errors of the full mean
     r = data.mnar["rating"]
     assert abs(r.mean() - data.full["rating"].mean()) < 4 * r.std() / np.sqrt(len(r))
@@ -105,10 +108,21 @@ def test_positive_skew_in_mnar(world):
     assert (mnar >= 4).mean() > (mar >= 4).mean()
 
 
-def test_mar_items_are_uniform():
-    data = simulate(4000, 150, seed=11, n_mar_items=15)
+@pytest.mark.parametrize("n_mar_items", [15, 40])  # both sampling paths (<= 32 and > 32)
+def test_mar_items_are_uniform(n_mar_items):
+    data = simulate(4000, 150, seed=11, n_mar_items=n_mar_items)
+    assert (data.mar.groupby("user").size() == n_mar_items).all()
     counts = np.bincount(data.mar["item"], minlength=150)
     assert stats.chisquare(counts).pvalue > ALPHA
+
+
+def test_mar_subsets_are_uniform():
+    # all 10 two-item subsets of 5 items are equally likely
+    data = simulate(20000, 5, seed=12, n_mar_items=2, mean_ratings_per_user=1)
+    pairs = data.mar["item"].to_numpy().reshape(-1, 2)
+    counts = np.bincount(pairs[:, 0] * 5 + pairs[:, 1], minlength=25)
+    assert np.count_nonzero(counts) == 10
+    assert stats.chisquare(counts[counts > 0]).pvalue > ALPHA
 
 
 def test_sample_observed_matches_propensity():

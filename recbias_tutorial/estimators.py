@@ -1,0 +1,336 @@
+r"""Offline estimators of ranking quality from logged or randomly exposed feedback.
+
+All estimators share the ranks :math:`Z_{ui}` of :func:`recbias_tutorial.metrics.rank_positions`
+and the gains :math:`c(Z)` of DESIGN.md: ``recall`` :math:`1[Z<k]`, ``dcg``
+:math:`1[Z<k]/\log_2(Z+2)` and ``auc`` :math:`1 - Z/(|C_u|-1)`. Let :math:`S^*_u` be the relevant
+test items of user :math:`u` (``rating >= threshold``).
+
+* :func:`aoa` — Average-Over-All: :math:`\frac{1}{|U|}\sum_u \frac{1}{|S^*_u|}\sum_{i\in S^*_u} c(Z_{ui})`.
+* :func:`ips` — :math:`\frac{1}{|U|}\sum_u \frac{1}{|S_u|}\sum_{i\in S^*_u} c(Z_{ui})/P_{ui}` with
+  absolute propensities and the true :math:`|S_u|` (Yang et al., 2018).
+* :func:`snips` — :math:`\frac{1}{|U|}\sum_u \sum_{i} c(Z_{ui})/P_{ui} \big/ \sum_i 1/P_{ui}`.
+* :func:`stratified`, :func:`ure_recall`, :func:`recall_at_kbar` — see their docstrings.
+
+Every estimator is a mean over users, so :func:`bootstrap_ci` resamples users.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from scipy import stats as _st
+
+from ._validation import as_generator, check_feedback, check_k, check_propensity, check_scores
+from .metrics import _chunks, _exclude_matrix, _masked_chunk, n_candidates, rank_positions, relevant
+
+GAINS = ("recall", "dcg", "auc")
+ESTIMATORS = ("aoa", "ips", "snips")
+
+
+def _gains(scores, rel: pd.DataFrame, metric: str, k: int, exclude) -> np.ndarray:
+    if metric == "auc":
+        z = rank_positions(scores, rel, exclude=exclude)
+        n = n_candidates(scores.shape, rel, exclude)
+        return np.where(n > 1, 1.0 - z / np.maximum(n - 1, 1), 1.0)
+    if metric not in ("recall", "dcg"):
+        raise ValueError(f"metric must be one of {GAINS}, got {metric!r}")
+    z = rank_positions(scores, rel, exclude=exclude, k=k)
+    hit = z < k
+    if metric == "recall":
+        return hit.astype(float)
+    return np.where(hit, 1.0 / np.log2(z + 2.0), 0.0)
+
+
+def _prepare(scores, test, metric, k, threshold):
+    scores = check_scores(scores)
+    check_feedback(test, "test", *scores.shape)
+    if metric not in GAINS:
+        raise ValueError(f"metric must be one of {GAINS}, got {metric!r}")
+    if metric != "auc":  # the auc gain has no cut-off
+        k = check_k(k, scores.shape[1])
+    rel = relevant(test, threshold)
+    if len(rel) == 0:
+        raise ValueError(f"test has no relevant items (rating >= threshold={threshold})")
+    return scores, rel, k
+
+
+def user_values(scores, test: pd.DataFrame, propensity=None, *, estimator: str = "aoa",
+                n_relevant=None, metric: str = "recall", k: int = 10, threshold: float = 4.0,
+                exclude: pd.DataFrame | None = None, clip: float | None = None) -> pd.Series:
+    """Per-user terms whose mean is the estimate (``aoa``, ``ips`` or ``snips``).
+
+    Examples
+    --------
+    >>> scores = np.array([[0.9, 0.1, 0.5], [0.2, 0.8, 0.4]])
+    >>> test = pd.DataFrame({"user": [0, 0, 1], "item": [0, 1, 1], "rating": [5.0, 4.0, 5.0]})
+    >>> user_values(scores, test, k=1).tolist()
+    [0.5, 1.0]
+    """
+    if estimator not in ESTIMATORS:
+        raise ValueError(f"estimator must be one of {ESTIMATORS}, got {estimator!r}")
+    scores, rel, k = _prepare(scores, test, metric, k, threshold)
+    users = rel["user"].to_numpy(np.int64)
+    gain = _gains(scores, rel, metric, k, exclude)
+    if estimator == "aoa":
+        return pd.Series(gain).groupby(users).mean().rename_axis("user")
+    if propensity is None:
+        raise ValueError(f"propensity is required for {estimator}")
+    p = check_propensity(propensity, users, rel["item"].to_numpy(np.int64), scores.shape,
+                         upper_one=estimator == "ips", clip=clip)
+    if estimator == "snips":
+        w = pd.DataFrame({"num": gain / p, "den": 1.0 / p}).groupby(users).sum()
+        return (w["num"] / w["den"]).rename_axis("user")
+    if n_relevant is None:
+        raise ValueError("n_relevant (true number of relevant items per user) is required for ips")
+    n_rel = np.asarray(n_relevant, dtype=float)
+    if n_rel.shape != (scores.shape[0],) or not np.isfinite(n_rel).all() or (n_rel < 0).any():
+        raise ValueError(f"n_relevant must be {scores.shape[0]} non-negative counts, one per user")
+    observed = np.bincount(users, minlength=scores.shape[0])
+    if (observed > n_rel).any():
+        raise ValueError("n_relevant is smaller than the observed relevant test items of some user")
+    sums = np.bincount(users, weights=gain / p, minlength=scores.shape[0])
+    keep = np.flatnonzero(n_rel >= 1)  # users with relevant items but none observed count as 0
+    return pd.Series(sums[keep] / n_rel[keep], index=pd.Index(keep, name="user"))
+
+
+def aoa(scores, test: pd.DataFrame, *, metric: str = "recall", k: int = 10,
+        threshold: float = 4.0, exclude: pd.DataFrame | None = None) -> float:
+    """Average-Over-All: the plain average of a gain over held-out relevant items.
+
+    Parameters
+    ----------
+    scores : array (n_users, n_items)
+    test : DataFrame with ``user``, ``item``, ``rating``
+    metric : ``"recall"``, ``"dcg"`` or ``"auc"``
+    k : cut-off for recall and dcg
+    threshold : an item is relevant when ``rating >= threshold``
+    exclude : pairs removed from the candidates (e.g. the training pairs)
+
+    Examples
+    --------
+    >>> scores = np.array([[0.9, 0.1, 0.5], [0.2, 0.8, 0.4]])
+    >>> test = pd.DataFrame({"user": [0, 0, 1], "item": [0, 1, 1], "rating": [5.0, 4.0, 5.0]})
+    >>> aoa(scores, test, k=1)
+    0.75
+    """
+    return float(user_values(scores, test, metric=metric, k=k, threshold=threshold,
+                             exclude=exclude).mean())
+
+
+def snips(scores, test: pd.DataFrame, propensity, *, metric: str = "recall", k: int = 10,
+          threshold: float = 4.0, exclude: pd.DataFrame | None = None,
+          clip: float | None = None) -> float:
+    """Self-normalised IPS: per user, a 1/P-weighted mean of the gains (scale-free in P).
+
+    ``propensity`` is per item (1-D) or per user and item (2-D); ``clip`` is a lower bound
+    applied to it (weights 1/P are capped at 1/clip).
+
+    Examples
+    --------
+    >>> scores = np.array([[0.9, 0.1, 0.5]])
+    >>> test = pd.DataFrame({"user": [0, 0], "item": [0, 1], "rating": [5.0, 5.0]})
+    >>> snips(scores, test, np.array([0.5, 0.1, 0.2]), k=1)  # the rare item weighs 5x more
+    0.16666666666666666
+    """
+    return float(user_values(scores, test, propensity, estimator="snips", metric=metric, k=k,
+                             threshold=threshold, exclude=exclude, clip=clip).mean())
+
+
+def ips(scores, test: pd.DataFrame, propensity, *, n_relevant, metric: str = "recall",
+        k: int = 10, threshold: float = 4.0, exclude: pd.DataFrame | None = None,
+        clip: float | None = None) -> float:
+    """Inverse-propensity-scored estimate; unbiased when P and |S_u| are the true ones.
+
+    ``propensity`` must hold absolute observation probabilities in (0, 1]; ``n_relevant`` is
+    the true number of relevant items of each user (length n_users), known in simulations.
+
+    Examples
+    --------
+    >>> scores = np.array([[0.9, 0.1, 0.5]])
+    >>> test = pd.DataFrame({"user": [0], "item": [0], "rating": [5.0]})
+    >>> ips(scores, test, np.array([0.5, 0.5, 0.5]), n_relevant=[2], k=1)
+    1.0
+    """
+    return float(user_values(scores, test, propensity, estimator="ips", n_relevant=n_relevant,
+                             metric=metric, k=k, threshold=threshold, exclude=exclude,
+                             clip=clip).mean())
+
+
+def bootstrap_ci(scores, test: pd.DataFrame, propensity=None, *, estimator: str = "aoa",
+                 seed, confidence: float = 0.95, n_resamples: int = 1000,
+                 **kwargs) -> tuple[float, float, float]:
+    """Estimate and percentile-bootstrap interval, resampling users (scipy.stats.bootstrap).
+
+    Returns ``(estimate, low, high)``. Keyword arguments go to the estimator.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> scores = rng.random((50, 20))
+    >>> test = pd.DataFrame({"user": np.arange(50), "item": rng.integers(0, 20, 50), "rating": 5.0})
+    >>> est, lo, hi = bootstrap_ci(scores, test, seed=1, k=5)
+    >>> lo <= est <= hi
+    True
+    """
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+    values = user_values(scores, test, propensity, estimator=estimator, **kwargs).to_numpy()
+    if len(values) < 2:
+        raise ValueError("test must cover at least two users with relevant items to bootstrap")
+    res = _st.bootstrap((values,), np.mean, confidence_level=confidence, n_resamples=n_resamples,
+                        method="percentile", random_state=as_generator(seed), vectorized=True)
+    return float(values.mean()), float(res.confidence_interval.low), float(res.confidence_interval.high)
+
+
+def stratified(scores, test: pd.DataFrame, propensity, *, n_strata: int = 2,
+               metric: str = "recall", k: int = 10, threshold: float = 4.0,
+               exclude: pd.DataFrame | None = None, binning: str = "quantile") -> pd.DataFrame:
+    r"""Propensity-stratified evaluation (Jadidinejad et al., SIGIR 2021).
+
+    The relevant test interactions are split into ``n_strata`` strata by their propensity:
+    ``"quantile"`` bins have (up to ties) equal numbers of interactions; ``"width"`` bins
+    split the propensity range evenly, which on heavy-tailed propensities leaves almost
+    everything in the first stratum. The metric is computed per stratum on that stratum's
+    interactions (Average-Over-All within the stratum) and marginalised,
+    :math:`\hat M = \sum_s \mathrm{share}_s M_s`, with :math:`\mathrm{share}_s` the stratum's
+    share of test interactions.
+
+    ``metric`` is a gain (``"recall"``, ``"dcg"``, ``"auc"``) or ``"ndcg"`` (per-user nDCG@k
+    normalised by the ideal DCG of the stratum's relevant items, as the paper reports).
+
+    Returns
+    -------
+    DataFrame with one row per stratum ``Q1..Qn`` and a final ``combined`` row; columns
+    ``stratum``, ``p_low``, ``p_high``, ``interactions``, ``users``, ``items``, ``share``,
+    ``value``. A stratum with no interaction has ``value`` NaN and share 0.
+
+    Examples
+    --------
+    >>> scores = np.array([[0.9, 0.1, 0.5, 0.3]])
+    >>> test = pd.DataFrame({"user": [0, 0], "item": [0, 1], "rating": [5.0, 5.0]})
+    >>> stratified(scores, test, np.array([0.9, 0.1, 0.5, 0.3]), k=1)[["stratum", "share", "value"]]
+        stratum  share  value
+    0        Q1    0.5    0.0
+    1        Q2    0.5    1.0
+    2  combined    1.0    0.5
+    """
+    from .metrics import ranking_metrics
+
+    scores = check_scores(scores)
+    check_feedback(test, "test", *scores.shape)
+    if metric not in GAINS + ("ndcg",):
+        raise ValueError(f"metric must be one of {GAINS + ('ndcg',)}, got {metric!r}")
+    if isinstance(n_strata, bool) or not isinstance(n_strata, (int, np.integer)) or n_strata < 1:
+        raise ValueError(f"n_strata must be a positive integer, got {n_strata!r}")
+    if binning not in ("quantile", "width"):
+        raise ValueError(f"binning must be 'quantile' or 'width', got {binning!r}")
+    k = check_k(k, scores.shape[1])
+    rel = relevant(test, threshold).reset_index(drop=True)
+    if len(rel) == 0:
+        raise ValueError(f"test has no relevant items (rating >= threshold={threshold})")
+    p = check_propensity(propensity, rel["user"].to_numpy(np.int64),
+                         rel["item"].to_numpy(np.int64), scores.shape, upper_one=False)
+    if binning == "quantile":
+        edges = np.quantile(p, np.linspace(0, 1, n_strata + 1))
+    else:
+        edges = np.linspace(p.min(), p.max(), n_strata + 1)
+    stratum = np.clip(np.searchsorted(edges[1:-1], p, side="right"), 0, n_strata - 1)
+    rows = []
+    for s in range(n_strata):
+        part = rel[stratum == s]
+        if len(part) == 0:
+            value = np.nan
+        elif metric == "ndcg":
+            value = float(ranking_metrics(scores, part, k=k, threshold=threshold,
+                                          exclude=exclude)["ndcg"].mean())
+        else:
+            value = aoa(scores, part, metric=metric, k=k, threshold=threshold, exclude=exclude)
+        rows.append({"stratum": f"Q{s + 1}", "p_low": edges[s], "p_high": edges[s + 1],
+                     "interactions": len(part), "users": part["user"].nunique(),
+                     "items": part["item"].nunique(), "share": len(part) / len(rel),
+                     "value": value})
+    out = pd.DataFrame(rows)
+    combined = float(np.nansum(out["share"] * out["value"]))
+    out.loc[len(out)] = {"stratum": "combined", "p_low": edges[0], "p_high": edges[-1],
+                         "interactions": len(rel), "users": rel["user"].nunique(),
+                         "items": rel["item"].nunique(), "share": 1.0, "value": combined}
+    return out
+
+
+def _kth_scores(scores, users: np.ndarray, k: int, exclude) -> np.ndarray:
+    """Score of the item at 0-based position k of each user's ranking over C_u (-inf if none)."""
+    n_users, n_items = scores.shape
+    excl = _exclude_matrix(exclude, scores.shape)
+    tau = np.full(n_users, -np.inf)  # fewer than k+1 candidates: every item is in the top k
+    if k >= n_items:
+        return tau
+    wanted = np.zeros(n_users, dtype=bool)
+    wanted[users] = True
+    for lo, hi in _chunks(n_users, n_items):
+        if not wanted[lo:hi].any():
+            continue
+        m = _masked_chunk(scores, excl, lo, hi)
+        tau[lo:hi] = -np.partition(-m, k, axis=1)[:, k]
+    return tau
+
+
+def ure_recall(scores, random: pd.DataFrame, *, k: int, threshold: float = 4.0,
+               exclude: pd.DataFrame | None = None) -> float:
+    r"""Unbiased Recall@K from randomly exposed feedback (URE; Wang et al., WWW 2025).
+
+    For each user with :math:`n_u \ge 1` relevant items in ``random``, the threshold
+    :math:`\tau_u` is the score of the item at position ``k`` (0-based: the (k+1)-th item) of
+    the user's ranking over the whole catalogue minus ``exclude``; the estimate is the share of
+    the user's relevant random items scored above :math:`\tau_u`, averaged over users. If the
+    random items are a uniform sample of the user's items, it is unbiased for
+    ``aoa(scores, full, metric="recall", k=k, exclude=exclude)``.
+
+    Examples
+    --------
+    >>> scores = np.array([[0.9, 0.8, 0.7, 0.6, 0.5]])
+    >>> rand = pd.DataFrame({"user": [0, 0], "item": [1, 4], "rating": [5.0, 5.0]})
+    >>> ure_recall(scores, rand, k=2)  # tau = 0.7: item 1 counts, item 4 does not
+    0.5
+    """
+    scores = check_scores(scores)
+    check_feedback(random, "random", *scores.shape)
+    k = check_k(k, scores.shape[1])
+    rel = relevant(random, threshold)
+    if len(rel) == 0:
+        raise ValueError(f"random has no relevant items (rating >= threshold={threshold})")
+    users = rel["user"].to_numpy(np.int64)
+    tau = _kth_scores(scores, np.unique(users), k, exclude)
+    above = scores[users, rel["item"].to_numpy(np.int64)] > tau[users]
+    return float(pd.Series(above.astype(float)).groupby(users).mean().mean())
+
+
+def recall_at_kbar(scores, random: pd.DataFrame, *, k_bar: int, threshold: float = 4.0) -> float:
+    r"""Traditional Recall@K̄ on randomly exposed data: rank only each user's random items.
+
+    Each user's randomly exposed items are sorted by score (ties: smaller id first); the
+    estimate is the share of the user's relevant random items in the top ``k_bar``, averaged
+    over users with at least one relevant random item. Wang et al. (WWW 2025) show it does not
+    track full-catalogue Recall@K (use :func:`ure_recall`).
+
+    Examples
+    --------
+    >>> scores = np.array([[0.9, 0.8, 0.7, 0.6, 0.5]])
+    >>> rand = pd.DataFrame({"user": [0, 0, 0], "item": [1, 3, 4], "rating": [1.0, 5.0, 5.0]})
+    >>> recall_at_kbar(scores, rand, k_bar=2)
+    0.5
+    """
+    scores = check_scores(scores)
+    check_feedback(random, "random", *scores.shape)
+    if isinstance(k_bar, bool) or not isinstance(k_bar, (int, np.integer)) or k_bar < 1:
+        raise ValueError(f"k_bar must be a positive integer, got {k_bar!r}")
+    users = random["user"].to_numpy(np.int64)
+    items = random["item"].to_numpy(np.int64)
+    is_rel = random["rating"].to_numpy(dtype=float) >= threshold
+    if not is_rel.any():
+        raise ValueError(f"random has no relevant items (rating >= threshold={threshold})")
+    order = np.lexsort((items, -scores[users, items], users))  # by user, score desc, id
+    pos = pd.Series(users[order]).groupby(users[order]).cumcount().to_numpy()
+    hit = np.zeros(len(users), dtype=bool)
+    hit[order] = pos < k_bar
+    frame = pd.DataFrame({"user": users[is_rel], "hit": hit[is_rel]})
+    return float(frame.groupby("user")["hit"].mean().mean())

@@ -1,0 +1,250 @@
+"""Statistics used to compare evaluation protocols: thin, validated wrappers over scipy.
+
+- :func:`rating_distribution`, :func:`kl_divergence` -- how far a test set's rating-value
+  distribution is from a MAR one (Carraro & Bridge report KL(P || Q) of rating values).
+- :func:`kendall_tau` -- agreement of two model rankings (tau-b), e.g. an estimator's ranking
+  of models vs the ground-truth ranking; dicts/Series are aligned by model name.
+- :func:`paired_wilcoxon` -- paired two-sided Wilcoxon signed-rank test.
+- :func:`steiger_test` -- do two dependent correlations sharing a variable differ?
+  (Williams' T2, the form recommended by Steiger, 1980.)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import scipy.stats
+
+__all__ = ["rating_distribution", "kl_divergence", "kendall_tau", "paired_wilcoxon", "steiger_test"]
+
+
+def _rating_counts(ratings: Any, support: np.ndarray, name: str) -> np.ndarray:
+    values = np.asarray(ratings, dtype=float).ravel()
+    if values.size == 0:
+        raise ValueError(f"{name} is empty")
+    if np.isnan(values).any():
+        raise ValueError(f"{name} contains NaN")
+    outside = np.setdiff1d(values, support)
+    if outside.size:
+        raise ValueError(f"{name} has values outside support: {outside[:5].tolist()}")
+    return np.array([np.count_nonzero(values == s) for s in support], dtype=float)
+
+
+def _support(support: Any, *arrays: Any) -> np.ndarray:
+    if support is None:
+        return np.unique(np.concatenate([np.asarray(a, dtype=float).ravel() for a in arrays]))
+    sup = np.unique(np.asarray(support, dtype=float).ravel())
+    if sup.size == 0:
+        raise ValueError("support is empty")
+    return sup
+
+
+def rating_distribution(ratings: Any, support: Any = None) -> pd.Series:
+    """Share of each rating value.
+
+    Parameters
+    ----------
+    ratings : array-like or Series
+        Rating values.
+    support : array-like, optional
+        The rating values to report (e.g. ``[1, 2, 3, 4, 5]``); values with no rating get
+        share 0. Default: the distinct values of ``ratings``.
+
+    Returns
+    -------
+    Series
+        Shares summing to 1, indexed by rating value (sorted), named ``"share"``.
+
+    Examples
+    --------
+    >>> rating_distribution([5, 4, 5, 1], support=[1, 2, 3, 4, 5]).tolist()
+    [0.25, 0.0, 0.0, 0.25, 0.5]
+    """
+    sup = _support(support, ratings)
+    counts = _rating_counts(ratings, sup, "ratings")
+    return pd.Series(counts / counts.sum(), index=pd.Index(sup, name="rating"), name="share")
+
+
+def kl_divergence(p_ratings: Any, q_ratings: Any, *, support: Any = None,
+                  smoothing: float = 1.0, base: float | None = None) -> float:
+    """KL(P || Q) between the rating-value distributions of two sets of ratings.
+
+    Each distribution is estimated with additive smoothing over the support:
+    ``P(r) = (count_P(r) + smoothing) / (n_P + smoothing * |support|)`` (same for Q), so an
+    empty bin does not make the divergence infinite. ``smoothing=0`` gives the raw empirical
+    shares (and ``inf`` when Q has an empty bin where P has mass).
+
+    Parameters
+    ----------
+    p_ratings, q_ratings : array-like or Series
+        Ratings drawn from P (e.g. a test set) and Q (e.g. the MAR ratings).
+    support : array-like, optional
+        Rating values; default the union of the values in both inputs.
+    smoothing : float, default 1.0
+        Pseudo-count added to every bin (Laplace); must be >= 0.
+    base : float, optional
+        Logarithm base (default natural log, i.e. nats), as in :func:`scipy.stats.entropy`.
+
+    Returns
+    -------
+    float
+        ``scipy.stats.entropy(P, Q)`` of the smoothed distributions: 0 when both inputs have the
+        same count in every bin, > 0 whenever the smoothed distributions differ.
+
+    Examples
+    --------
+    >>> round(kl_divergence([5, 5, 4, 1], [1, 2, 3, 4, 5], support=[1, 2, 3, 4, 5]), 4)
+    0.0865
+    >>> kl_divergence([1, 2, 2], [1, 2, 2])
+    0.0
+    """
+    if isinstance(smoothing, bool) or not np.isfinite(smoothing) or smoothing < 0:
+        raise ValueError(f"smoothing must be a finite number >= 0, got {smoothing!r}")
+    sup = _support(support, p_ratings, q_ratings)
+    p = _rating_counts(p_ratings, sup, "p_ratings") + smoothing
+    q = _rating_counts(q_ratings, sup, "q_ratings") + smoothing
+    return float(scipy.stats.entropy(p / p.sum(), q / q.sum(), base=base))
+
+
+def _paired(x: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Two equal-length float arrays; mappings/Series are aligned by key (order of ``x``)."""
+    x_keyed, y_keyed = isinstance(x, (Mapping, pd.Series)), isinstance(y, (Mapping, pd.Series))
+    if x_keyed != y_keyed:
+        raise ValueError("x and y must both be dict/Series (aligned by key) or both array-like")
+    if x_keyed:
+        xs, ys = pd.Series(x, dtype=float), pd.Series(y, dtype=float)
+        for name, s in (("x", xs), ("y", ys)):
+            if not s.index.is_unique:
+                raise ValueError(f"{name} has duplicate keys")
+        only_x, only_y = xs.index.difference(ys.index), ys.index.difference(xs.index)
+        if len(only_x) or len(only_y):
+            raise ValueError(f"x and y must have the same keys; only in x: {list(only_x)}, "
+                             f"only in y: {list(only_y)}")
+        return xs.to_numpy(), ys.reindex(xs.index).to_numpy()
+    xa, ya = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    if xa.ndim != 1 or ya.ndim != 1:
+        raise ValueError("x and y must be one-dimensional")
+    if xa.shape != ya.shape:
+        raise ValueError(f"x and y must have the same length, got {xa.size} and {ya.size}")
+    return xa, ya
+
+
+def kendall_tau(x: Any, y: Any) -> tuple[float, float]:
+    """Kendall's tau-b between two paired scores (:func:`scipy.stats.kendalltau`).
+
+    Parameters
+    ----------
+    x, y : dict, Series or array-like
+        Two dicts/Series of model -> metric (aligned by key; keys must match) or two arrays
+        of equal length (aligned by position).
+
+    Returns
+    -------
+    (tau, p_value) : tuple of float
+        tau-b and the two-sided p-value of scipy.
+
+    Examples
+    --------
+    >>> truth = {"pop": 0.10, "mf": 0.30, "bpr": 0.20}
+    >>> estimate = {"bpr": 0.25, "mf": 0.40, "pop": 0.05}
+    >>> kendall_tau(truth, estimate)[0]
+    1.0
+    """
+    xa, ya = _paired(x, y)
+    if xa.size < 2:
+        raise ValueError(f"x and y need at least 2 pairs, got {xa.size}")
+    res = scipy.stats.kendalltau(xa, ya, variant="b")
+    return float(res.statistic), float(res.pvalue)
+
+
+def paired_wilcoxon(x: Any, y: Any, **kw: Any) -> tuple[float, float]:
+    """Two-sided Wilcoxon signed-rank test of paired values (:func:`scipy.stats.wilcoxon`).
+
+    Parameters
+    ----------
+    x, y : dict, Series or array-like
+        Paired values (e.g. per-user metrics of two models), aligned as in :func:`kendall_tau`.
+    **kw
+        Passed to :func:`scipy.stats.wilcoxon`; ``alternative`` defaults to ``"two-sided"``.
+
+    Returns
+    -------
+    (statistic, p_value) : tuple of float
+
+    Examples
+    --------
+    >>> stat, p = paired_wilcoxon([1.0, 2.0, 3.0, 4.0, 5.0, 6.0], [2.1, 3.2, 4.3, 5.4, 6.5, 7.6])
+    >>> stat, round(p, 4)
+    (0.0, 0.0312)
+    """
+    xa, ya = _paired(x, y)
+    kw.setdefault("alternative", "two-sided")
+    res = scipy.stats.wilcoxon(xa, ya, **kw)
+    return float(res.statistic), float(res.pvalue)
+
+
+def steiger_test(r_xy: Any, r_xz: Any, r_yz: Any, n: Any) -> tuple[Any, Any]:
+    """Test whether two dependent correlations sharing variable x differ (r_xy vs r_xz).
+
+    Williams' (1959) T2, the test Steiger (1980, eq. 7) recommends::
+
+        t = (r_xy - r_xz) * sqrt((n - 1) (1 + r_yz)
+              / (2 (n - 1) / (n - 3) |R| + rbar**2 (1 - r_yz)**3))
+
+    with ``|R| = 1 - r_xy**2 - r_xz**2 - r_yz**2 + 2 r_xy r_xz r_yz`` (determinant of the
+    correlation matrix) and ``rbar = (r_xy + r_xz) / 2``; under H0 (rho_xy = rho_xz) t follows
+    Student's t with n - 3 degrees of freedom. In this course x is the ground truth and y, z
+    two estimators (or x a protocol's scores and y, z two models).
+
+    Parameters
+    ----------
+    r_xy, r_xz, r_yz : float or array-like
+        Sample correlations in [-1, 1]; arrays broadcast (vectorised Monte Carlo).
+    n : int or array-like
+        Sample size (> 3) the correlations were computed on.
+
+    Returns
+    -------
+    (statistic, p_value)
+        t statistic and two-sided p-value (floats for scalar input, else arrays).
+
+    Raises
+    ------
+    ValueError
+        A correlation outside [-1, 1], ``n <= 3``, or a correlation matrix that is not
+        positive semi-definite (|R| < 0).
+
+    Examples
+    --------
+    >>> t, p = steiger_test(0.3, 0.4, 0.5, 100)  # depcor / cocor example: t = -1.0767
+    >>> round(t, 4), round(p, 4)
+    (-1.0767, 0.2843)
+    """
+    rs = {}
+    for name, r in (("r_xy", r_xy), ("r_xz", r_xz), ("r_yz", r_yz)):
+        arr = np.asarray(r, dtype=float)
+        if not np.all(np.abs(arr) <= 1):
+            raise ValueError(f"{name} must lie in [-1, 1] (a correlation), got {r!r}")
+        rs[name] = arr
+    a, b, c = rs["r_xy"], rs["r_xz"], rs["r_yz"]
+    n_arr = np.asarray(n, dtype=float)
+    if not np.all(n_arr > 3):
+        raise ValueError(f"n must be > 3 (the t statistic has n - 3 degrees of freedom), got {n!r}")
+    det = 1 - a**2 - b**2 - c**2 + 2 * a * b * c
+    if np.any(det < -1e-12):
+        raise ValueError("r_xy, r_xz, r_yz do not form a positive semi-definite correlation "
+                         f"matrix (|R| = {np.min(det):.3g} < 0)")
+    det = np.maximum(det, 0.0)
+    num = (a - b) * np.sqrt((n_arr - 1) * (1 + c))
+    den = np.sqrt(2 * (n_arr - 1) / (n_arr - 3) * det + ((a + b) / 2) ** 2 * (1 - c) ** 3)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        # den == 0 only in degenerate matrices; then num == 0 (e.g. y == z) gives t = 0.
+        degenerate = np.where(num == 0, 0.0, np.sign(num) * np.inf)
+        t = np.where(den > 0, num / np.where(den > 0, den, 1.0), degenerate)
+    p = 2 * scipy.stats.t.sf(np.abs(t), n_arr - 3)
+    if t.ndim == 0:
+        return float(t), float(p)
+    return t, p

@@ -1,0 +1,119 @@
+"""Ranks and per-user metrics: definition checks and a cross-check against Cornac's metrics."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from cornac.metrics import AUC, MAP, NDCG, Precision, Recall
+
+from recbias_tutorial import metrics
+from recbias_tutorial.metrics import n_candidates, rank_positions, ranking_metrics
+
+
+def brute_positions(scores, test, exclude=None):
+    """Z straight from the definition: stable descending sort over the candidates."""
+    excl = set() if exclude is None else set(zip(exclude["user"], exclude["item"]))
+    out = []
+    for u, i in zip(test["user"], test["item"]):
+        cand = [j for j in range(scores.shape[1]) if j == i or (u, j) not in excl]
+        order = sorted(cand, key=lambda j: (-scores[u, j], j))
+        out.append(order.index(i))
+    return np.array(out)
+
+
+def random_case(rng, n_users=25, n_items=40, ties=False, n_test=150, n_excl=200):
+    scores = rng.integers(0, 5, (n_users, n_items)).astype(float) if ties else rng.random((n_users, n_items))
+    pairs = rng.choice(n_users * n_items, n_test + n_excl, replace=False)
+    test = pd.DataFrame({"user": pairs[:n_test] // n_items, "item": pairs[:n_test] % n_items,
+                         "rating": rng.integers(1, 6, n_test).astype(float)})
+    excl = pd.DataFrame({"user": pairs[n_test:] // n_items, "item": pairs[n_test:] % n_items})
+    return scores, test, excl
+
+
+@pytest.mark.parametrize("ties", [False, True])
+@pytest.mark.parametrize("seed", range(4))
+def test_rank_positions_match_definition(seed, ties):
+    rng = np.random.default_rng(seed)
+    scores, test, excl = random_case(rng, ties=ties)
+    # a test pair that is also excluded must still be ranked (it stays a candidate)
+    excl = pd.concat([excl, test.iloc[:5][["user", "item"]]], ignore_index=True)
+    expected = brute_positions(scores, test, excl)
+    np.testing.assert_array_equal(rank_positions(scores, test, exclude=excl), expected)
+    for k in (1, 3, 10, 40):
+        np.testing.assert_array_equal(rank_positions(scores, test, exclude=excl, k=k),
+                                      np.minimum(expected, k))
+
+
+def test_chunking_does_not_change_ranks(monkeypatch):
+    rng = np.random.default_rng(7)
+    scores, test, excl = random_case(rng, ties=True)
+    full = rank_positions(scores, test, exclude=excl)
+    monkeypatch.setattr(metrics, "_CHUNK_CELLS", 3 * scores.shape[1])  # 3 users per chunk
+    np.testing.assert_array_equal(rank_positions(scores, test, exclude=excl), full)
+    np.testing.assert_array_equal(rank_positions(scores, test, exclude=excl, k=5), np.minimum(full, 5))
+
+
+def test_n_candidates_counts_exclusions():
+    rng = np.random.default_rng(3)
+    scores, test, excl = random_case(rng)
+    n = n_candidates(scores.shape, test, excl)
+    excl_set = set(zip(excl["user"], excl["item"]))
+    expected = [scores.shape[1] - sum((u, j) in excl_set for j in range(scores.shape[1]) if j != i)
+                for u, i in zip(test["user"], test["item"])]
+    np.testing.assert_array_equal(n, expected)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_ranking_metrics_equal_cornac(seed):
+    rng = np.random.default_rng(seed)
+    scores, test, excl = random_case(rng, n_users=30, n_items=60, n_test=400, n_excl=300)
+    k = 10
+    ours = ranking_metrics(scores, test, k=k, threshold=4.0, exclude=excl)
+    full_k = ranking_metrics(scores, test, k=scores.shape[1], threshold=4.0, exclude=excl)
+    excl_set = set(zip(excl["user"], excl["item"]))
+    rel = test[test["rating"] >= 4]
+    test_set = set(zip(test["user"], test["item"]))
+    checked = 0
+    for u, grp in rel.groupby("user"):
+        gt_pos = grp["item"].to_numpy()
+        # candidates: all items minus excluded ones; test items are never excluded here
+        cand = np.array([j for j in range(scores.shape[1])
+                         if (u, j) not in excl_set or (u, j) in test_set])
+        if len(set(gt_pos) & {j for (uu, j) in excl_set if uu == u}):
+            continue  # Cornac keeps every test positive; our contract keeps only the ranked one
+        pd_scores = scores[u, cand]
+        pd_rank = cand[np.argsort(-pd_scores, kind="stable")]
+        row = ours.loc[u]
+        assert row["recall"] == pytest.approx(Recall(k=k).compute(gt_pos=gt_pos, pd_rank=pd_rank), abs=1e-12)
+        assert row["precision"] == pytest.approx(Precision(k=k).compute(gt_pos=gt_pos, pd_rank=pd_rank), abs=1e-12)
+        assert row["ndcg"] == pytest.approx(NDCG(k=k).compute(gt_pos=gt_pos, pd_rank=pd_rank), abs=1e-12)
+        gt_neg = np.setdiff1d(cand, gt_pos)
+        assert row["auc"] == pytest.approx(
+            AUC().compute(item_indices=cand, pd_scores=pd_scores, gt_pos=gt_pos, gt_neg=gt_neg), abs=1e-12)
+        assert full_k.loc[u, "map"] == pytest.approx(
+            MAP().compute(item_indices=cand, pd_scores=pd_scores, gt_pos=gt_pos), abs=1e-12)
+        checked += 1
+    assert checked >= 20
+
+
+@pytest.mark.parametrize("bad, match", [
+    (lambda s, t: (np.where(s > 0.5, np.nan, s), t), "finite"),
+    (lambda s, t: (s[:, :5], t), "outside"),
+    (lambda s, t: (s, pd.concat([t, t.iloc[:1]])), "duplicate"),
+    (lambda s, t: (s, t.iloc[:0]), "empty"),
+    (lambda s, t: (s, t.drop(columns="rating")), "rating"),
+    (lambda s, t: (s.ravel(), t), "2-D"),
+])
+def test_bad_input_is_named(bad, match):
+    rng = np.random.default_rng(0)
+    scores, test, _ = random_case(rng)
+    s, t = bad(scores, test)
+    with pytest.raises(ValueError, match=match):
+        ranking_metrics(s, t, k=5)
+
+
+@pytest.mark.parametrize("k", [0, 41, 2.5])
+def test_bad_k(k):
+    rng = np.random.default_rng(0)
+    scores, test, _ = random_case(rng)
+    with pytest.raises(ValueError, match="k must"):
+        ranking_metrics(scores, test, k=k)
