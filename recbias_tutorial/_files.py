@@ -5,8 +5,8 @@ Search order for dataset ``name``: ``$RECBIAS_DATA/<name>/``, then the user cach
 then a download into the cache when the dataset is public and downloads are allowed.
 Every file read is checked against :data:`._registry.SHA256`.
 
-Environment variables
----------------------
+Environment variables:
+
 ``RECBIAS_DATA``
     Folder holding one sub-folder per dataset (``coat/``, ``yahoo_r3/``, ...). Read-only
     for this package: nothing there is ever written or deleted.

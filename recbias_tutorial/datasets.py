@@ -236,10 +236,14 @@ def _parse_kuairec(small_path: Path, big_path: Path) -> dict:
     big = big.loc[big["user_id"].isin(users) & big["video_id"].isin(videos)]
     frames, merged = {}, {}
     for label, raw in (("full", small), ("mnar", big)):
-        frame = _frame(users.get_indexer(raw["user_id"]), videos.get_indexer(raw["video_id"]),
-                       raw["watch_ratio"])
-        frames[label] = frame.groupby(["user", "item"], sort=True, as_index=False)["rating"].mean()
-        merged[label] = len(frame) - len(frames[label])
+        # One row per (user, video), sorted, with the mean watch ratio of repeated rows.
+        key = (users.get_indexer(raw["user_id"]).astype(np.int64) * len(videos)
+               + videos.get_indexer(raw["video_id"]))
+        pairs, inverse = np.unique(key, return_inverse=True)
+        total = np.bincount(inverse, weights=raw["watch_ratio"].to_numpy(), minlength=len(pairs))
+        count = np.bincount(inverse, minlength=len(pairs))
+        frames[label] = _frame(pairs // len(videos), pairs % len(videos), total / count)
+        merged[label] = len(key) - len(pairs)
     return dict(n_users=len(users), n_items=len(videos), **frames,
                 info={"user_ids": users.to_numpy(), "video_ids": videos.to_numpy(),
                       "duplicates_merged": merged,

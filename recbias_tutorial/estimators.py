@@ -21,7 +21,7 @@ import pandas as pd
 from scipy import stats as _st
 
 from ._validation import as_generator, check_feedback, check_k, check_propensity, check_scores
-from .metrics import _chunks, _exclude_matrix, _masked_chunk, n_candidates, rank_positions, relevant
+from .metrics import _chunks, _exclude_matrix, _masked_chunk, _positions, n_candidates, relevant
 
 GAINS = ("recall", "dcg", "auc")
 ESTIMATORS = ("aoa", "ips", "snips")
@@ -29,12 +29,12 @@ ESTIMATORS = ("aoa", "ips", "snips")
 
 def _gains(scores, rel: pd.DataFrame, metric: str, k: int, exclude) -> np.ndarray:
     if metric == "auc":
-        z = rank_positions(scores, rel, exclude=exclude)
+        z = _positions(scores, rel, exclude, None)
         n = n_candidates(scores.shape, rel, exclude)
         return np.where(n > 1, 1.0 - z / np.maximum(n - 1, 1), 1.0)
     if metric not in ("recall", "dcg"):
         raise ValueError(f"metric must be one of {GAINS}, got {metric!r}")
-    z = rank_positions(scores, rel, exclude=exclude, k=k)
+    z = _positions(scores, rel, exclude, k)
     hit = z < k
     if metric == "recall":
         return hit.astype(float)

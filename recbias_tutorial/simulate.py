@@ -76,7 +76,7 @@ def _choose(rng: np.random.Generator, n_rows: int, n: int, k: int) -> np.ndarray
 
 def simulate(n_users: int, n_items: int, *, seed, n_factors: int = 8,
              mean_ratings_per_user: float = 24.0, popularity_bias: float = 1.0,
-             rating_bias: float = 1.0, n_mar_users: int | None = None,
+             rating_bias: float = 0.5, n_mar_users: int | None = None,
              n_mar_items: int = 10, binary: bool = False, threshold: float = 4.0,
              name: str = "simulated") -> FeedbackData:
     r"""Simulate a world with full ratings, an MNAR log and a MAR sample.
@@ -120,7 +120,9 @@ def simulate(n_users: int, n_items: int, *, seed, n_factors: int = 8,
     mean_ratings_per_user : float
         Expected MNAR ratings per user, in ``(0, n_items]``.
     popularity_bias, rating_bias : float
-        Exponents :math:`\beta_p, \beta_r` above.
+        Exponents :math:`\beta_p, \beta_r` above. The default ``rating_bias=0.5`` makes about
+        half of the MNAR ratings relevant against 17% of all pairs: between Coat (27% vs 19%)
+        and Yahoo! R3 (40% vs 9%).
     n_mar_users : int, optional
         Users in the MAR sample (default all); ``mar`` is ``None`` when it or
         ``n_mar_items`` is 0.
