@@ -50,7 +50,7 @@ from numbers import Integral, Real
 import numpy as np
 import pandas as pd
 
-__all__ = ["STRATEGIES", "intervene", "intervention_weights"]
+__all__ = ["STRATEGIES", "intervene", "intervention_weights", "random_split"]
 
 STRATEGIES: tuple[str, ...] = ("full", "reg", "skew", "wtd", "wtd_h")
 _NEEDS_TRAIN = frozenset({"skew", "wtd", "wtd_h"})
@@ -237,3 +237,30 @@ def intervene(heldout: pd.DataFrame, *, strategy: str, size: float, train: pd.Da
     log_keys = np.log(rng.standard_exponential(n)) - log_w
     positions = np.sort(np.argpartition(log_keys, m - 1)[:m])
     return heldout.iloc[positions]  # a new frame (take copies)
+
+
+def random_split(frame: pd.DataFrame, fractions, *, seed) -> tuple[pd.DataFrame, ...]:
+    """Split rows uniformly at random into parts of the given fractions (e.g. 60/40).
+
+    Part sizes are ``floor(fraction * n)`` with the remainder going to the last part, so
+    every row lands in exactly one part. Each part keeps the original row order and index.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"user": range(10), "item": 0, "rating": 5.0})
+    >>> [len(part) for part in random_split(df, (0.15, 0.15, 0.7), seed=0)]
+    [1, 1, 8]
+    """
+    if not isinstance(frame, pd.DataFrame) or len(frame) == 0:
+        raise ValueError("frame must be a non-empty pandas DataFrame")
+    fr = np.asarray(fractions, dtype=float)
+    if fr.ndim != 1 or len(fr) < 2 or (fr <= 0).any() or not np.isclose(fr.sum(), 1.0):
+        raise ValueError(f"fractions must be >= 2 positive numbers summing to 1, got {fractions!r}")
+    if seed is None or not isinstance(seed, (Integral, np.random.Generator)):
+        raise ValueError("seed must be an int or a numpy Generator")
+    n = len(frame)
+    sizes = np.floor(fr[:-1] * n).astype(int)
+    cuts = np.cumsum(sizes)
+    order = np.random.default_rng(seed).permutation(n)
+    return tuple(frame.iloc[np.sort(part)] for part in np.split(order, cuts))

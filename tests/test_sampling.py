@@ -272,3 +272,18 @@ def test_errors(data):
         intervene(heldout, strategy="reg", size=0.01)
     with pytest.raises(ValueError, match="seed"):
         intervene(heldout, strategy="reg", size=0.5, seed=1.5)
+
+
+def test_random_split_partitions_rows():
+    from recbias_tutorial.sampling import random_split
+
+    df = pd.DataFrame({"user": np.arange(1000), "item": 0, "rating": 1.0})
+    parts = random_split(df, (0.6, 0.4), seed=3)
+    assert [len(p) for p in parts] == [600, 400]
+    assert sorted(np.concatenate([p["user"] for p in parts]).tolist()) == list(range(1000))
+    again = random_split(df, (0.6, 0.4), seed=3)
+    assert all(a.equals(b) for a, b in zip(parts, again))
+    with pytest.raises(ValueError, match="fractions"):
+        random_split(df, (0.6, 0.6), seed=0)
+    with pytest.raises(ValueError, match="seed"):
+        random_split(df, (0.5, 0.5), seed=None)
