@@ -30,6 +30,17 @@ from urllib.parse import urlparse
 
 from . import _registry as reg
 
+
+def _pooch():
+    """Import pooch lazily and quietly: it imports ``tqdm.auto``, which warns in notebooks
+    without ipywidgets ("IProgress not found"), noise in every chapter that loads data."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="IProgress not found")
+        import pooch
+    return pooch
+
 _TRUE = {"1", "true", "yes", "on"}
 FIRST_SEEN = "SHA256SUMS.first-seen"  # trust-on-first-use record, in the cache folder
 
@@ -78,7 +89,7 @@ def cache_root() -> Path:
     value = os.environ.get("RECBIAS_CACHE", "").strip()
     if value:
         return Path(value).expanduser()
-    import pooch
+    pooch = _pooch()
 
     return Path(pooch.os_cache("recbias_tutorial"))
 
@@ -235,7 +246,7 @@ def download(name: str) -> Path:
     the registry knows it), every known file is checked, and only then are the files
     moved into place, so an interrupted or corrupt download leaves nothing behind.
     """
-    import pooch
+    pooch = _pooch()
 
     source = reg.SOURCES[name]
     root = cache_root()
