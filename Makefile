@@ -23,8 +23,11 @@ test: $(STAMP)
 	$(JB)
 	RECBIAS_REQUIRE_SITE=1 $(BIN)/python -m pytest -q tests/test_site.py
 
-## make lab: open the chapters as notebooks in JupyterLab (jupytext)
+## make lab: open the chapters as notebooks in JupyterLab (jupytext is the default viewer)
+LAB_SETTINGS := $(VENV)/share/jupyter/lab/settings
 lab: $(STAMP)
+	mkdir -p $(LAB_SETTINGS)
+	printf '%s\n' '{"@jupyterlab/docmanager-extension:plugin": {"defaultViewers": {"markdown": "Jupytext Notebook", "myst": "Jupytext Notebook"}}}' > $(LAB_SETTINGS)/overrides.json
 	$(BIN)/jupyter lab book/
 
 clean:

@@ -97,7 +97,8 @@ def long_tail(counts: Mapping[str, np.ndarray]) -> alt.Chart:
     data = pd.concat(frames, ignore_index=True)
     sel = alt.selection_point(fields=["set"], bind="legend")
     return alt.Chart(data).mark_line().encode(
-        x=alt.X("item share:Q", title="share of items (most popular first)", axis=alt.Axis(format="%")),
+        x=alt.X("item share:Q", title="share of items (most popular first)",
+                  axis=alt.Axis(format="%", tickCount=5)),
         y=alt.Y("feedback share:Q", title="share of feedback", axis=alt.Axis(format="%")),
         color=alt.Color("set:N", title=None),
         opacity=alt.condition(sel, alt.value(1.0), alt.value(0.15)),

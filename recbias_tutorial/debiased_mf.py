@@ -1,0 +1,403 @@
+r"""Matrix factorisation trained on logged (MNAR) feedback: naive, IPS and doubly robust.
+
+All three trainers fit the same logistic matrix-factorisation model
+
+.. math:: s_{ui} = p_u^\top q_i + b_u + b_i, \qquad \hat r_{ui} = \sigma(s_{ui}),
+
+and differ only in the *pseudo-label* :math:`\tilde y_{ui}` they give every (user, item) pair
+of the full matrix :math:`D = U \times I`. Write :math:`O_{ui} = 1` when the pair is in the log
+(``train``), :math:`r_{ui} = \mathbb 1[\text{rating} \ge \text{threshold}]` its relevance
+(known only when :math:`O_{ui} = 1`) and :math:`P_{ui} = P(O_{ui} = 1)` its propensity.
+
+* ``"naive"`` — implicit feedback: :math:`\tilde y = O\,r`; every pair that is not a logged
+  positive is a negative.
+* ``"ips"`` — :math:`\tilde y = O\,r / P` (Saito et al., WSDM 2020, "unbiased recommender
+  learning"; Schnabel et al., ICML 2016, for the propensity weighting).
+* ``"dr"`` — :math:`\tilde y = \hat\rho + O\,(r - \hat\rho)/P`, where
+  :math:`\hat\rho_{ui} = \sigma(t_{ui})` comes from an *imputation* MF trained jointly on the
+  logged pairs with the IPS-weighted log-loss :math:`\sum_{O} \ell(t_{ui}, r_{ui})/P_{ui}`
+  (doubly robust joint learning, Wang et al., ICML 2019).
+
+With the true propensities, :math:`E_O[\tilde y_{ui}] = r_{ui}` for ``ips`` and ``dr`` (for
+``dr`` also when :math:`\hat\rho = r`, whatever :math:`P`), so the training objective
+
+.. math:: J = \sum_{(u,i) \in D} \ell(s_{ui}, \tilde y_{ui})
+          + \frac{\lambda}{2}\big(\lVert P\rVert_F^2 + \lVert Q\rVert_F^2\big),
+          \qquad \ell(s, y) = \log(1 + e^{s}) - y\,s,
+
+is unbiased for the loss we would have with every rating known. :math:`\ell` is the logistic
+log-loss written so that it is linear in the label. The sum over the whole matrix is never
+formed: each epoch visits every logged pair once (exact term :math:`-\tilde y\,s`) and
+``n_negatives`` uniformly drawn pairs per logged pair used, each weighted by
+:math:`|D| / m` so that their :math:`\log(1+e^s)` (and, for ``dr``, :math:`-\hat\rho\,s`)
+terms are an unbiased estimate of the sum over :math:`D`. Parameters are updated with Adam on
+mini-batches; gradients are gathered with sparse matrix products (no Python loop over users
+or items).
+
+Propensities must be *absolute* probabilities: :func:`calibrate_propensity` turns relative
+ones (such as :func:`recbias_tutorial.propensity.popularity_propensity`, whose maximum is 1)
+into probabilities whose sum over the matrix is the size of the log.
+"""
+
+from __future__ import annotations
+
+import numbers
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+from scipy.special import expit
+
+from ._validation import as_generator, check_feedback
+
+__all__ = ["METHODS", "MFResult", "calibrate_propensity", "fit_mf", "train_mf"]
+
+#: Training methods understood by :func:`train_mf` / :func:`fit_mf`.
+METHODS = ("naive", "ips", "dr")
+
+
+# --------------------------------------------------------------------------------------
+# validation
+# --------------------------------------------------------------------------------------
+def _int(value, name: str, low: int = 1) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise ValueError(f"{name} must be an integer, got {value!r}")
+    if value < low:
+        raise ValueError(f"{name} must be >= {low}, got {value}")
+    return int(value)
+
+
+def _real(value, name: str, *, low: float = 0.0, strict: bool = True,
+          high: float | None = None) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not np.isfinite(value):
+        raise ValueError(f"{name} must be a finite number, got {value!r}")
+    if (value <= low if strict else value < low) or (high is not None and value > high):
+        lo = "(" if strict else "["
+        hi = f"{high}]" if high is not None else "inf)"
+        raise ValueError(f"{name} must be in {lo}{low}, {hi}, got {value}")
+    return float(value)
+
+
+def _pair_propensity(propensity, users: np.ndarray, items: np.ndarray, n_users: int,
+                     n_items: int, clip: float) -> np.ndarray:
+    """P_ui of the given pairs from a 1-D (per item) or 2-D array, clipped below at ``clip``."""
+    p = np.asarray(propensity, dtype=float)
+    if p.ndim == 1:
+        if p.shape[0] != n_items:
+            raise ValueError(f"propensity (1-D, per item) must have length n_items={n_items}, "
+                             f"got {p.shape[0]}")
+        vals = p[items]
+    elif p.ndim == 2:
+        if p.shape != (n_users, n_items):
+            raise ValueError(f"propensity (2-D) must have shape {(n_users, n_items)}, "
+                             f"got {p.shape}")
+        vals = p[users, items]
+    else:
+        raise ValueError(f"propensity must be 1-D (items) or 2-D (users x items), got {p.ndim}-D")
+    if not np.isfinite(vals).all():
+        raise ValueError("propensity must be finite for every logged pair used in training")
+    if (vals <= 0).any() and clip <= 0:
+        raise ValueError("propensity must be > 0 for every logged pair (or set clip)")
+    if (vals > 1).any():
+        raise ValueError("propensity must hold absolute probabilities in (0, 1]; "
+                         "use calibrate_propensity() on relative propensities")
+    return np.maximum(vals, clip)
+
+
+def calibrate_propensity(propensity, *, n_observed: int, n_users: int) -> np.ndarray:
+    r"""Scale per-item propensities into probabilities whose total is the size of the log.
+
+    Relative propensities :math:`w_i` (e.g. :math:`\propto n_i^{(\gamma+1)/2}`) fix only the
+    ratios between items. Assuming every user sees item :math:`i` with the same probability
+    :math:`P_i = \min(1, c\,w_i)`, the constant :math:`c` is chosen so that the expected
+    number of logged pairs :math:`|U| \sum_i P_i` equals ``n_observed`` (items capped at 1
+    are handled exactly, by water-filling).
+
+    Parameters
+    ----------
+    propensity : array of shape (n_items,)
+        Positive relative propensities.
+    n_observed : int
+        Number of logged pairs (``len(train)``).
+    n_users : int
+        Number of users.
+
+    Returns
+    -------
+    numpy.ndarray
+        Absolute propensities in (0, 1], same shape.
+
+    Examples
+    --------
+    >>> p = calibrate_propensity(np.array([1.0, 0.5, 0.25, 0.25]), n_observed=10, n_users=10)
+    >>> p.tolist(), float(10 * p.sum())
+    ([0.5, 0.25, 0.125, 0.125], 10.0)
+    >>> calibrate_propensity(np.array([4.0, 1.0]), n_observed=12, n_users=10).tolist()
+    [1.0, 0.2]
+    """
+    w = np.asarray(propensity, dtype=float)
+    if w.ndim != 1 or len(w) == 0:
+        raise ValueError(f"propensity must be a non-empty 1-D array (per item), got shape {w.shape}")
+    if not np.isfinite(w).all() or (w <= 0).any():
+        raise ValueError("propensity must be finite and > 0 for every item")
+    n_users = _int(n_users, "n_users")
+    n_observed = _int(n_observed, "n_observed")
+    target = n_observed / n_users  # expected logged items per user = sum_i P_i
+    if target > len(w):
+        raise ValueError(f"n_observed={n_observed} exceeds n_users * n_items = {n_users * len(w)}")
+    order = np.argsort(-w, kind="stable")
+    ws = w[order]
+    tail = np.cumsum(ws[::-1])[::-1]  # mass of items j..end
+    for j in range(len(ws)):  # j items capped at 1; at most n_items passes, usually 1
+        c = (target - j) / tail[j]
+        if c * ws[j] <= 1.0:
+            break
+    return np.minimum(1.0, c * w)
+
+
+# --------------------------------------------------------------------------------------
+# model
+# --------------------------------------------------------------------------------------
+@dataclass
+class _Params:
+    """Parameters of one logistic MF plus their Adam moments."""
+
+    user: np.ndarray
+    item: np.ndarray
+    user_bias: np.ndarray
+    item_bias: np.ndarray
+    moments: list = field(default_factory=list)
+    step: int = 0
+
+    @classmethod
+    def init(cls, rng: np.random.Generator, n_users: int, n_items: int, factors: int,
+             base_rate: float) -> "_Params":
+        scale = 0.1
+        logit = float(np.log(base_rate / (1.0 - base_rate)))
+        out = cls(user=scale * rng.standard_normal((n_users, factors)),
+                  item=scale * rng.standard_normal((n_items, factors)),
+                  user_bias=np.full(n_users, logit), item_bias=np.zeros(n_items))
+        out.moments = [(np.zeros_like(a), np.zeros_like(a)) for a in out.arrays()]
+        return out
+
+    def arrays(self) -> tuple[np.ndarray, ...]:
+        return self.user, self.item, self.user_bias, self.item_bias
+
+    def logits(self, u: np.ndarray, i: np.ndarray) -> np.ndarray:
+        return (np.einsum("ij,ij->i", self.user[u], self.item[i])
+                + self.user_bias[u] + self.item_bias[i])
+
+    def adam(self, coef: np.ndarray, u: np.ndarray, i: np.ndarray, reg: float, lr: float,
+             shape: tuple[int, int]) -> None:
+        """One Adam step on sum(coef * s_ui) + reg/2 (|P|^2 + |Q|^2), coef = dJ/ds_ui."""
+        g = sp.csr_matrix((coef, (u, i)), shape=shape)  # duplicates are summed
+        grads = (g @ self.item + reg * self.user, g.T @ self.user + reg * self.item,
+                 np.asarray(g.sum(axis=1)).ravel(), np.asarray(g.sum(axis=0)).ravel())
+        self.step += 1
+        b1, b2, eps = 0.9, 0.999, 1e-8
+        corr = lr * np.sqrt(1 - b2**self.step) / (1 - b1**self.step)
+        for param, grad, (m, v) in zip(self.arrays(), grads, self.moments):
+            m *= b1
+            m += (1 - b1) * grad
+            v *= b2
+            v += (1 - b2) * grad * grad
+            param -= corr * m / (np.sqrt(v) + eps)
+
+    def scores(self) -> np.ndarray:
+        return self.user @ self.item.T + self.user_bias[:, None] + self.item_bias[None, :]
+
+
+@dataclass
+class MFResult:
+    """A fitted logistic MF (see :func:`train_mf`).
+
+    Attributes
+    ----------
+    user_factors, item_factors : numpy.ndarray
+        :math:`P` (n_users x factors) and :math:`Q` (n_items x factors).
+    user_bias, item_bias : numpy.ndarray
+        :math:`b_u`, :math:`b_i`.
+    method : str
+        ``"naive"``, ``"ips"`` or ``"dr"``.
+    loss : numpy.ndarray
+        Stochastic estimate of the objective :math:`J` (without the penalty) at each epoch,
+        divided by the number of pairs :math:`|D|`.
+    imputation : numpy.ndarray or None
+        For ``"dr"``: the imputed relevance :math:`\\hat\\rho` as logits (n_users x n_items).
+    """
+
+    user_factors: np.ndarray
+    item_factors: np.ndarray
+    user_bias: np.ndarray
+    item_bias: np.ndarray
+    method: str
+    loss: np.ndarray
+    imputation: np.ndarray | None = None
+
+    def scores(self) -> np.ndarray:
+        """Dense score matrix :math:`s_{ui}` of shape (n_users, n_items); higher = better."""
+        return (self.user_factors @ self.item_factors.T + self.user_bias[:, None]
+                + self.item_bias[None, :])
+
+
+def train_mf(train: pd.DataFrame, *, n_users: int, n_items: int, seed, method: str = "naive",
+             propensity=None, clip: float = 1e-3, threshold: float = 4.0, factors: int = 32,
+             epochs: int = 30, lr: float = 0.05, reg: float = 1.0, n_negatives: int = 4,
+             batch_size: int = 4096, imputation_factors: int | None = None) -> MFResult:
+    r"""Fit a logistic MF on logged feedback with the naive, IPS or doubly robust objective.
+
+    See the module docstring for the model and the three objectives.
+
+    Parameters
+    ----------
+    train : pandas.DataFrame
+        The log: columns ``user``, ``item`` (int ids) and ``rating``; no duplicate pairs.
+    n_users, n_items : int
+        Size of the full matrix :math:`D`.
+    seed : int or numpy.random.Generator
+        Randomness of the initialisation, the sampled pairs and the batch order.
+    method : ``"naive"``, ``"ips"`` or ``"dr"``
+        Objective.
+    propensity : array, optional
+        Required for ``"ips"`` and ``"dr"`` (refused for ``"naive"``): absolute
+        probabilities :math:`P(O_{ui}=1)` in (0, 1], per item (1-D, length ``n_items``) or
+        per pair (2-D, ``(n_users, n_items)``; only the logged pairs are read, so NaN
+        elsewhere is fine). See :func:`calibrate_propensity`.
+    clip : float
+        Lower bound applied to the propensities (weights :math:`1/P \le 1/\text{clip}`).
+    threshold : float
+        A logged rating is relevant when ``rating >= threshold`` (1.0 for 0/1 data).
+    factors : int
+        Latent dimension.
+    epochs : int
+        Passes over the logged pairs.
+    lr : float
+        Adam step size.
+    reg : float
+        L2 penalty :math:`\lambda` on the factors (biases are not penalised).
+    n_negatives : int
+        Uniformly drawn pairs per logged pair used, per epoch.
+    batch_size : int
+        Logged pairs per mini-batch (plus ``n_negatives`` times as many sampled pairs).
+    imputation_factors : int, optional
+        Latent dimension of the imputation model of ``"dr"`` (default: ``factors``).
+
+    Returns
+    -------
+    MFResult
+
+    Examples
+    --------
+    >>> train = pd.DataFrame({"user": [0, 0, 1, 2], "item": [0, 1, 0, 2],
+    ...                       "rating": [5.0, 4.0, 5.0, 1.0]})
+    >>> res = train_mf(train, n_users=3, n_items=4, seed=0, factors=2, epochs=50)
+    >>> res.scores().shape, res.method
+    ((3, 4), 'naive')
+    >>> bool(res.scores()[1, 0] > res.scores()[1, 3])  # user 1 liked item 0
+    True
+    """
+    n_users = _int(n_users, "n_users")
+    n_items = _int(n_items, "n_items")
+    check_feedback(train, "train", n_users, n_items)
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+    factors = _int(factors, "factors")
+    epochs = _int(epochs, "epochs")
+    n_negatives = _int(n_negatives, "n_negatives")
+    batch_size = _int(batch_size, "batch_size")
+    imputation_factors = factors if imputation_factors is None else _int(
+        imputation_factors, "imputation_factors")
+    lr = _real(lr, "lr")
+    reg = _real(reg, "reg", strict=False)
+    clip = _real(clip, "clip", high=1.0)
+    threshold = _real(threshold, "threshold", low=-np.inf)
+    rng = as_generator(seed)
+
+    users = train["user"].to_numpy(np.int64)
+    items = train["item"].to_numpy(np.int64)
+    rel = (train["rating"].to_numpy(dtype=float) >= threshold).astype(float)
+    if rel.sum() == 0:
+        raise ValueError(f"train has no relevant rows (rating >= threshold={threshold})")
+    if method == "naive":
+        if propensity is not None:
+            raise ValueError("propensity is only used by method='ips' or 'dr'; "
+                             "pass propensity=None for method='naive'")
+        keep = rel > 0
+    else:
+        if propensity is None:
+            raise ValueError(f"propensity is required for method={method!r}")
+        keep = rel > 0 if method == "ips" else np.ones(len(rel), dtype=bool)
+    users, items, rel = users[keep], items[keep], rel[keep]
+    inv_p = (np.ones(len(users)) if method == "naive" else
+             1.0 / _pair_propensity(propensity, users, items, n_users, n_items, clip))
+    n_obs = len(users)
+    n_pairs = n_users * n_items
+    n_sampled = n_negatives * n_obs
+    weight = n_pairs / n_sampled  # each sampled pair stands for this many pairs of D
+    shape = (n_users, n_items)
+
+    base = float(np.clip((rel * inv_p).sum() / n_pairs, 1e-6, 0.5))
+    model = _Params.init(rng, n_users, n_items, factors, base)
+    imp = None
+    if method == "dr":
+        imp = _Params.init(rng, n_users, n_items, imputation_factors,
+                           float(np.clip(rel.mean(), 1e-3, 1 - 1e-3)))
+
+    n_batches = max(1, int(np.ceil(n_obs / batch_size)))
+    reg_batch = reg / n_batches  # the penalty is counted once per epoch
+    history = np.empty(epochs)
+    for epoch in range(epochs):
+        order = rng.permutation(n_obs)
+        neg_u = rng.integers(0, n_users, size=n_sampled)
+        neg_i = rng.integers(0, n_items, size=n_sampled)
+        total = 0.0
+        for b, part in enumerate(np.array_split(order, n_batches)):
+            ou, oi, r, w = users[part], items[part], rel[part], inv_p[part]
+            lo, hi = b * n_sampled // n_batches, (b + 1) * n_sampled // n_batches
+            nu, ni = neg_u[lo:hi], neg_i[lo:hi]
+            if imp is not None:  # imputation step: IPS-weighted log-loss on logged pairs
+                t = imp.logits(ou, oi)
+                imp.adam(w * (expit(t) - r), ou, oi, reg_batch, lr, shape)
+                rho_obs = expit(imp.logits(ou, oi))
+                rho_neg = expit(imp.logits(nu, ni))
+                y_obs = (r - rho_obs) * w  # correction term O (r - rho) / P
+            else:
+                rho_neg = 0.0
+                y_obs = r * w
+            s_obs = model.logits(ou, oi)
+            s_neg = model.logits(nu, ni)
+            coef = np.concatenate([-y_obs, weight * (expit(s_neg) - rho_neg)])
+            total += float(-(y_obs * s_obs).sum()
+                           + weight * (np.logaddexp(0.0, s_neg) - rho_neg * s_neg).sum())
+            model.adam(coef, np.concatenate([ou, nu]), np.concatenate([oi, ni]), reg_batch, lr,
+                       shape)
+        history[epoch] = total / n_pairs
+    return MFResult(user_factors=model.user, item_factors=model.item, user_bias=model.user_bias,
+                    item_bias=model.item_bias, method=method, loss=history,
+                    imputation=None if imp is None else imp.scores())
+
+
+def fit_mf(train: pd.DataFrame, *, n_users: int, n_items: int, seed, method: str = "naive",
+           propensity=None, clip: float = 1e-3, threshold: float = 4.0, factors: int = 32,
+           epochs: int = 30, lr: float = 0.05, reg: float = 1.0, n_negatives: int = 4,
+           batch_size: int = 4096, imputation_factors: int | None = None) -> np.ndarray:
+    """Fit a logistic MF (see :func:`train_mf`) and return its dense score matrix.
+
+    Returns
+    -------
+    numpy.ndarray
+        Scores of shape ``(n_users, n_items)``, higher = better.
+
+    Examples
+    --------
+    >>> train = pd.DataFrame({"user": [0, 1], "item": [0, 1], "rating": [5.0, 5.0]})
+    >>> p = np.array([0.5, 0.5, 0.1])
+    >>> fit_mf(train, n_users=2, n_items=3, seed=1, method="ips", propensity=p,
+    ...        factors=2, epochs=3).shape
+    (2, 3)
+    """
+    return train_mf(train, n_users=n_users, n_items=n_items, seed=seed, method=method,
+                    propensity=propensity, clip=clip, threshold=threshold, factors=factors,
+                    epochs=epochs, lr=lr, reg=reg, n_negatives=n_negatives,
+                    batch_size=batch_size, imputation_factors=imputation_factors).scores()
