@@ -4,44 +4,58 @@ All three trainers fit the same logistic matrix-factorisation model
 
 .. math:: s_{ui} = p_u^\top q_i + b_u + b_i, \qquad \hat r_{ui} = \sigma(s_{ui}),
 
-and differ only in the *pseudo-label* :math:`\tilde y_{ui}` they give every (user, item) pair
-of the full matrix :math:`D = U \times I`. Write :math:`O_{ui} = 1` when the pair is in the log
+to *every* (user, item) pair of the full matrix :math:`D = U \times I`, with the logistic
+losses :math:`\ell^+(s) = \log(1 + e^{-s})` (for "relevant") and :math:`\ell^-(s) =
+\log(1 + e^{s})` (for "not relevant"). Write :math:`O_{ui} = 1` when the pair is in the log
 (``train``), :math:`r_{ui} = \mathbb 1[\text{rating} \ge \text{threshold}]` its relevance
-(known only when :math:`O_{ui} = 1`) and :math:`P_{ui} = P(O_{ui} = 1)` its propensity.
+(known only when :math:`O_{ui} = 1`) and :math:`P_{ui} = P(O_{ui} = 1)` its propensity. The
+objective is
 
-* ``"naive"`` — implicit feedback: :math:`\tilde y = O\,r`; every pair that is not a logged
-  positive is a negative.
-* ``"ips"`` — :math:`\tilde y = O\,r / P` (Saito et al., WSDM 2020, "unbiased recommender
-  learning"; Schnabel et al., ICML 2016, for the propensity weighting).
-* ``"dr"`` — :math:`\tilde y = \hat\rho + O\,(r - \hat\rho)/P`, where
-  :math:`\hat\rho_{ui} = \sigma(t_{ui})` comes from an *imputation* MF trained jointly on the
-  logged pairs with the IPS-weighted log-loss :math:`\sum_{O} \ell(t_{ui}, r_{ui})/P_{ui}`
-  (doubly robust joint learning, Wang et al., ICML 2019).
+.. math:: J = \sum_{(u,i) \in D} \big(w^+_{ui}\,\ell^+(s_{ui}) + w^-_{ui}\,\ell^-(s_{ui})\big)
+          + \frac{\lambda}{2}\big(\lVert P\rVert_F^2 + \lVert Q\rVert_F^2\big)
 
-With the true propensities, :math:`E_O[\tilde y_{ui}] = r_{ui}` for ``ips`` and ``dr`` (for
-``dr`` also when :math:`\hat\rho = r`, whatever :math:`P`), so the training objective
+and the methods differ only in the weights:
 
-.. math:: J = \sum_{(u,i) \in D} \ell(s_{ui}, \tilde y_{ui})
-          + \frac{\lambda}{2}\big(\lVert P\rVert_F^2 + \lVert Q\rVert_F^2\big),
-          \qquad \ell(s, y) = \log(1 + e^{s}) - y\,s,
+* ``"naive"`` (implicit feedback): :math:`w^+ = O\,r`, :math:`w^- = 1 - O\,r`; every pair
+  that is not a logged positive counts as a negative.
+* ``"ips"``: each logged positive is weighted by :math:`1/P` (Schnabel et al., ICML 2016;
+  Saito et al., WSDM 2020): :math:`w^+ = O\,r/P`, :math:`w^- = 1 - O\,r`.
+* ``"dr"`` (doubly robust joint learning, Wang et al., ICML 2019): with the imputed
+  relevance :math:`\hat\rho_{ui} = \sigma(t_{ui})` of a second MF, the pseudo-label
+  :math:`\tilde y = \hat\rho + O\,(r - \hat\rho)/P` gives :math:`w^+ = \tilde y`,
+  :math:`w^- = 1 - \tilde y`. The imputation MF is trained jointly, one Adam step each per
+  mini-batch, with the IPS-weighted log-loss :math:`\sum_{O} \ell(t_{ui}, r_{ui})/P_{ui}` on
+  the logged pairs (Wang et al. impute the *error* with a squared loss; imputing the label
+  is the usual simplification for a log-loss).
 
-is unbiased for the loss we would have with every rating known. :math:`\ell` is the logistic
-log-loss written so that it is linear in the label. The sum over the whole matrix is never
-formed: each epoch visits every logged pair once (exact term :math:`-\tilde y\,s`) and
-``n_negatives`` uniformly drawn pairs per logged pair used, each weighted by
-:math:`|D| / m` so that their :math:`\log(1+e^s)` (and, for ``dr``, :math:`-\hat\rho\,s`)
-terms are an unbiased estimate of the sum over :math:`D`. Parameters are updated with Adam on
-mini-batches; gradients are gathered with sparse matrix products (no Python loop over users
-or items).
+The unbiased forms (Saito's :math:`w^- = 1 - O\,r/P`, and DR's :math:`\tilde y` outside
+[0, 1]) put negative weights on some logged pairs, which makes :math:`J` unbounded below:
+a single pair can then lower the loss without limit. Here every weight is clipped at 0
+(as in non-negative PU learning, Kiryo et al., NeurIPS 2017), which keeps :math:`J`
+bounded and training stable at the price of a small bias. Propensities are clipped below
+at ``clip`` as well.
+
+The sum over :math:`D` is never formed: each epoch visits every logged pair the method uses
+once (their weights minus the baseline :math:`(\hat\rho, 1-\hat\rho)`, exactly) and
+``n_negatives`` uniformly drawn pairs per logged positive, each standing for
+:math:`|D|/m` pairs, so that their baseline terms are an unbiased estimate of the sum over
+:math:`D`. Parameters are updated with Adam on mini-batches; gradients are gathered with
+sparse matrix products (no Python loop over users or items).
 
 Propensities must be *absolute* probabilities: :func:`calibrate_propensity` turns relative
 ones (such as :func:`recbias_tutorial.propensity.popularity_propensity`, whose maximum is 1)
 into probabilities whose sum over the matrix is the size of the log.
+
+The module also holds evaluation helpers used with these models in the URE chapter:
+:func:`recall_curves` (full-catalogue Recall@K, or URE on randomly exposed data, for many K
+in one sort), :func:`kbar_curves` (the traditional Recall@K̄ for many K̄) and
+:func:`user_bootstrap` (intervals that resample users).
 """
 
 from __future__ import annotations
 
 import numbers
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -49,9 +63,10 @@ import pandas as pd
 import scipy.sparse as sp
 from scipy.special import expit
 
-from ._validation import as_generator, check_feedback
+from ._validation import as_generator, check_feedback, check_scores
 
-__all__ = ["METHODS", "MFResult", "calibrate_propensity", "fit_mf", "train_mf"]
+__all__ = ["METHODS", "MFResult", "calibrate_propensity", "fit_mf", "train_mf",
+           "recall_curves", "kbar_curves", "user_bootstrap"]
 
 #: Training methods understood by :func:`train_mf` / :func:`fit_mf`.
 METHODS = ("naive", "ips", "dr")
@@ -133,8 +148,8 @@ def calibrate_propensity(propensity, *, n_observed: int, n_users: int) -> np.nda
     >>> p = calibrate_propensity(np.array([1.0, 0.5, 0.25, 0.25]), n_observed=10, n_users=10)
     >>> p.tolist(), float(10 * p.sum())
     ([0.5, 0.25, 0.125, 0.125], 10.0)
-    >>> calibrate_propensity(np.array([4.0, 1.0]), n_observed=12, n_users=10).tolist()
-    [1.0, 0.2]
+    >>> calibrate_propensity(np.array([4.0, 1.0]), n_observed=15, n_users=10).tolist()
+    [1.0, 0.5]
     """
     w = np.asarray(propensity, dtype=float)
     if w.ndim != 1 or len(w) == 0:
@@ -175,9 +190,11 @@ class _Params:
              base_rate: float) -> "_Params":
         scale = 0.1
         logit = float(np.log(base_rate / (1.0 - base_rate)))
-        out = cls(user=scale * rng.standard_normal((n_users, factors)),
-                  item=scale * rng.standard_normal((n_items, factors)),
-                  user_bias=np.full(n_users, logit), item_bias=np.zeros(n_items))
+        f32 = np.float32  # single precision: twice as fast to gather, plenty for SGD
+        out = cls(user=scale * rng.standard_normal((n_users, factors), dtype=f32),
+                  item=scale * rng.standard_normal((n_items, factors), dtype=f32),
+                  user_bias=np.full(n_users, logit, dtype=f32),
+                  item_bias=np.zeros(n_items, dtype=f32))
         out.moments = [(np.zeros_like(a), np.zeros_like(a)) for a in out.arrays()]
         return out
 
@@ -191,7 +208,7 @@ class _Params:
     def adam(self, coef: np.ndarray, u: np.ndarray, i: np.ndarray, reg: float, lr: float,
              shape: tuple[int, int]) -> None:
         """One Adam step on sum(coef * s_ui) + reg/2 (|P|^2 + |Q|^2), coef = dJ/ds_ui."""
-        g = sp.csr_matrix((coef, (u, i)), shape=shape)  # duplicates are summed
+        g = sp.csr_matrix((coef.astype(np.float32), (u, i)), shape=shape)  # duplicates summed
         grads = (g @ self.item + reg * self.user, g.T @ self.user + reg * self.item,
                  np.asarray(g.sum(axis=1)).ravel(), np.asarray(g.sum(axis=0)).ravel())
         self.step += 1
@@ -205,7 +222,15 @@ class _Params:
             param -= corr * m / (np.sqrt(v) + eps)
 
     def scores(self) -> np.ndarray:
-        return self.user @ self.item.T + self.user_bias[:, None] + self.item_bias[None, :]
+        """Dense logits in float64 (fewer accidental ties than float32)."""
+        return _dense(self.user, self.item, self.user_bias, self.item_bias)
+
+
+def _dense(user, item, user_bias, item_bias) -> np.ndarray:
+    out = user.astype(np.float64) @ item.astype(np.float64).T
+    out += user_bias.astype(np.float64)[:, None]
+    out += item_bias.astype(np.float64)[None, :]
+    return out
 
 
 @dataclass
@@ -237,13 +262,12 @@ class MFResult:
 
     def scores(self) -> np.ndarray:
         """Dense score matrix :math:`s_{ui}` of shape (n_users, n_items); higher = better."""
-        return (self.user_factors @ self.item_factors.T + self.user_bias[:, None]
-                + self.item_bias[None, :])
+        return _dense(self.user_factors, self.item_factors, self.user_bias, self.item_bias)
 
 
 def train_mf(train: pd.DataFrame, *, n_users: int, n_items: int, seed, method: str = "naive",
-             propensity=None, clip: float = 1e-3, threshold: float = 4.0, factors: int = 32,
-             epochs: int = 30, lr: float = 0.05, reg: float = 1.0, n_negatives: int = 4,
+             propensity=None, clip: float = 0.05, threshold: float = 4.0, factors: int = 32,
+             epochs: int = 20, lr: float = 0.05, reg: float = 10.0, n_negatives: int = 4,
              batch_size: int = 4096, imputation_factors: int | None = None) -> MFResult:
     r"""Fit a logistic MF on logged feedback with the naive, IPS or doubly robust objective.
 
@@ -277,9 +301,10 @@ def train_mf(train: pd.DataFrame, *, n_users: int, n_items: int, seed, method: s
     reg : float
         L2 penalty :math:`\lambda` on the factors (biases are not penalised).
     n_negatives : int
-        Uniformly drawn pairs per logged pair used, per epoch.
+        Uniformly drawn pairs of :math:`D` per logged positive, per epoch.
     batch_size : int
-        Logged pairs per mini-batch (plus ``n_negatives`` times as many sampled pairs).
+        Logged positives per mini-batch; the other logged pairs ``"dr"`` uses and the
+        sampled pairs of an epoch are split evenly over the same number of mini-batches.
     imputation_factors : int, optional
         Latent dimension of the imputation model of ``"dr"`` (default: ``factors``).
 
@@ -333,7 +358,7 @@ def train_mf(train: pd.DataFrame, *, n_users: int, n_items: int, seed, method: s
              1.0 / _pair_propensity(propensity, users, items, n_users, n_items, clip))
     n_obs = len(users)
     n_pairs = n_users * n_items
-    n_sampled = n_negatives * n_obs
+    n_sampled = n_negatives * int(rel.sum())  # the same for all methods: per logged positive
     weight = n_pairs / n_sampled  # each sampled pair stands for this many pairs of D
     shape = (n_users, n_items)
 
@@ -344,7 +369,7 @@ def train_mf(train: pd.DataFrame, *, n_users: int, n_items: int, seed, method: s
         imp = _Params.init(rng, n_users, n_items, imputation_factors,
                            float(np.clip(rel.mean(), 1e-3, 1 - 1e-3)))
 
-    n_batches = max(1, int(np.ceil(n_obs / batch_size)))
+    n_batches = max(1, int(np.ceil(rel.sum() / batch_size)))  # same count for all methods
     reg_batch = reg / n_batches  # the penalty is counted once per epoch
     history = np.empty(epochs)
     for epoch in range(epochs):
@@ -353,22 +378,26 @@ def train_mf(train: pd.DataFrame, *, n_users: int, n_items: int, seed, method: s
         neg_i = rng.integers(0, n_items, size=n_sampled)
         total = 0.0
         for b, part in enumerate(np.array_split(order, n_batches)):
-            ou, oi, r, w = users[part], items[part], rel[part], inv_p[part]
+            ou, oi, r, inv = users[part], items[part], rel[part], inv_p[part]
             lo, hi = b * n_sampled // n_batches, (b + 1) * n_sampled // n_batches
             nu, ni = neg_u[lo:hi], neg_i[lo:hi]
             if imp is not None:  # imputation step: IPS-weighted log-loss on logged pairs
-                t = imp.logits(ou, oi)
-                imp.adam(w * (expit(t) - r), ou, oi, reg_batch, lr, shape)
+                imp.adam(inv * (expit(imp.logits(ou, oi)) - r), ou, oi, reg_batch, lr, shape)
                 rho_obs = expit(imp.logits(ou, oi))
                 rho_neg = expit(imp.logits(nu, ni))
-                y_obs = (r - rho_obs) * w  # correction term O (r - rho) / P
             else:
-                rho_neg = 0.0
-                y_obs = r * w
+                rho_obs, rho_neg = 0.0, 0.0
+            w_pos = np.maximum(rho_obs + (r - rho_obs) * inv, 0.0)  # weights of l+ and l-
+            w_neg = np.maximum(1.0 - rho_obs - (r - rho_obs) * inv, 0.0)  # on logged pairs
             s_obs = model.logits(ou, oi)
             s_neg = model.logits(nu, ni)
-            coef = np.concatenate([-y_obs, weight * (expit(s_neg) - rho_neg)])
-            total += float(-(y_obs * s_obs).sum()
+            sig_obs = expit(s_obs)
+            # logged pairs: their weights minus the (rho, 1 - rho) the sampled pairs stand for
+            coef_obs = (w_pos - rho_obs) * (sig_obs - 1.0) + (w_neg - 1.0 + rho_obs) * sig_obs
+            coef = np.concatenate([coef_obs, weight * (expit(s_neg) - rho_neg)])
+            sp_obs = np.logaddexp(0.0, s_obs)  # l-(s); l+(s) = l-(s) - s
+            total += float(((w_pos - rho_obs) * (sp_obs - s_obs)
+                            + (w_neg - 1.0 + rho_obs) * sp_obs).sum()
                            + weight * (np.logaddexp(0.0, s_neg) - rho_neg * s_neg).sum())
             model.adam(coef, np.concatenate([ou, nu]), np.concatenate([oi, ni]), reg_batch, lr,
                        shape)
@@ -379,8 +408,8 @@ def train_mf(train: pd.DataFrame, *, n_users: int, n_items: int, seed, method: s
 
 
 def fit_mf(train: pd.DataFrame, *, n_users: int, n_items: int, seed, method: str = "naive",
-           propensity=None, clip: float = 1e-3, threshold: float = 4.0, factors: int = 32,
-           epochs: int = 30, lr: float = 0.05, reg: float = 1.0, n_negatives: int = 4,
+           propensity=None, clip: float = 0.05, threshold: float = 4.0, factors: int = 32,
+           epochs: int = 20, lr: float = 0.05, reg: float = 10.0, n_negatives: int = 4,
            batch_size: int = 4096, imputation_factors: int | None = None) -> np.ndarray:
     """Fit a logistic MF (see :func:`train_mf`) and return its dense score matrix.
 
@@ -401,3 +430,231 @@ def fit_mf(train: pd.DataFrame, *, n_users: int, n_items: int, seed, method: str
                     propensity=propensity, clip=clip, threshold=threshold, factors=factors,
                     epochs=epochs, lr=lr, reg=reg, n_negatives=n_negatives,
                     batch_size=batch_size, imputation_factors=imputation_factors).scores()
+
+
+# --------------------------------------------------------------------------------------
+# evaluation helpers for many cut-offs at once (chapter 5: URE)
+# --------------------------------------------------------------------------------------
+def _check_ks(ks, n_items: int, name: str) -> np.ndarray:
+    arr = np.atleast_1d(np.asarray(ks))
+    if arr.ndim != 1 or len(arr) == 0 or not np.issubdtype(arr.dtype, np.integer):
+        raise ValueError(f"{name} must be a non-empty list of integers, got {ks!r}")
+    if arr.min() < 1 or arr.max() > n_items:
+        raise ValueError(f"{name} must lie in 1..{n_items} (the catalogue size), got {arr.tolist()}")
+    return arr.astype(np.int64)
+
+
+def _as_sets(test, name: str) -> dict[str, pd.DataFrame]:
+    if isinstance(test, pd.DataFrame):
+        return {name: test}
+    if isinstance(test, Mapping) and len(test) and all(
+            isinstance(v, pd.DataFrame) for v in test.values()):
+        return {str(k): v for k, v in test.items()}
+    raise ValueError(f"{name} must be a DataFrame or a non-empty mapping name -> DataFrame")
+
+
+def _per_user(users: np.ndarray, pos: np.ndarray, ks: np.ndarray) -> pd.DataFrame:
+    """Per user, the share of its relevant pairs with position < k, for every k in ``ks``."""
+    uniq, inv = np.unique(users, return_inverse=True)
+    n = np.bincount(inv, minlength=len(uniq)).astype(float)
+    order = np.argsort(ks, kind="stable")
+    first = np.searchsorted(ks[order], pos, side="right")  # first sorted k with pos < k
+    width = len(ks) + 1
+    counts = np.bincount(inv * width + first, minlength=len(uniq) * width)
+    hits = np.cumsum(counts.reshape(len(uniq), width)[:, :-1], axis=1)
+    out = np.empty((len(uniq), len(ks)))
+    out[:, order] = hits / n[:, None]
+    return pd.DataFrame(out, index=pd.Index(uniq, name="user"), columns=pd.Index(ks, name="k"))
+
+
+def _finish(frames: dict[str, pd.DataFrame], per_user: bool, level: str) -> pd.DataFrame:
+    if per_user:
+        return pd.concat(frames, names=[level])
+    return pd.DataFrame({name: f.mean(axis=0) for name, f in frames.items()}).T.rename_axis(level)
+
+
+def recall_curves(scores, test, ks, *, threshold: float = 4.0,
+                  exclude: pd.DataFrame | None = None, per_user: bool = False) -> pd.DataFrame:
+    r"""Full-catalogue Recall@K for many K at once (one sort per user instead of one per K).
+
+    For every relevant pair of ``test`` the position :math:`Z_{ui}` in the stable descending
+    sort of the user's scores over all items minus ``exclude`` is computed once (ties: smaller
+    item id first, as in :func:`recbias_tutorial.metrics.rank_positions`); Recall@K is the
+    mean over users with a relevant test item of the share of their relevant test items with
+    :math:`Z < K`. Each value equals :func:`recbias_tutorial.estimators.aoa` with
+    ``metric="recall"`` and the same ``k``, ``threshold`` and ``exclude``.
+
+    Applied to a randomly exposed set :math:`D_{rand}`, this is the URE estimate of
+    :func:`recbias_tutorial.estimators.ure_recall` (equal to it when the scores have no ties).
+
+    Parameters
+    ----------
+    scores : array (n_users, n_items)
+    test : DataFrame, or mapping name -> DataFrame
+        Pairs with ``user``, ``item``, ``rating``. Several sets share one sort of the scores.
+    ks : sequence of int
+        Cut-offs in 1..n_items.
+    threshold : float
+        A pair is relevant when ``rating >= threshold``.
+    exclude : DataFrame, optional
+        Pairs removed from the candidates (the training pairs). A relevant test pair may not
+        be excluded (ValueError).
+    per_user : bool
+        Return per-user values (for a user-level bootstrap) instead of means.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``per_user=False``: one row per set (index ``set``; ``"test"`` for a single frame),
+        one column per K. ``per_user=True``: rows indexed by (``set``, ``user``).
+
+    Examples
+    --------
+    >>> scores = np.array([[0.9, 0.1, 0.5, 0.3], [0.2, 0.8, 0.4, 0.6]])
+    >>> test = pd.DataFrame({"user": [0, 0, 1], "item": [1, 2, 1], "rating": [5.0, 4.0, 5.0]})
+    >>> recall_curves(scores, test, [1, 2, 4]).loc["test"].tolist()
+    [0.5, 0.75, 1.0]
+    >>> recall_curves(scores, test, [1], exclude=pd.DataFrame({"user": [0], "item": [0]}))[1].item()
+    0.75
+    """
+    from .metrics import _chunks, _exclude_matrix, _masked_chunk, relevant
+
+    scores = check_scores(scores)
+    n_users, n_items = scores.shape
+    sets = _as_sets(test, "test")
+    ks = _check_ks(ks, n_items, "ks")
+    excl = _exclude_matrix(exclude, scores.shape)
+    rels = {}
+    for name, frame in sets.items():
+        check_feedback(frame, f"test[{name!r}]" if len(sets) > 1 else "test", n_users, n_items)
+        rel = relevant(frame, threshold)
+        if len(rel) == 0:
+            raise ValueError(f"test {name!r} has no relevant items (rating >= threshold={threshold})")
+        u, i = rel["user"].to_numpy(np.int64), rel["item"].to_numpy(np.int64)
+        if excl is not None and np.asarray(excl[u, i]).any():
+            raise ValueError(f"test {name!r} has relevant pairs that are also in exclude")
+        rels[name] = (u, i)
+    wanted = np.zeros(n_users, dtype=bool)
+    for u, _ in rels.values():
+        wanted[u] = True
+    rank = np.zeros((n_users, n_items), dtype=np.int32)  # only rows of wanted users are filled
+    for lo, hi in _chunks(n_users, n_items):
+        if not wanted[lo:hi].any():
+            continue
+        order = np.argsort(-_masked_chunk(scores, excl, lo, hi), axis=1, kind="stable")
+        np.put_along_axis(rank[lo:hi], order, np.arange(n_items, dtype=np.int32)[None, :], axis=1)
+    frames = {name: _per_user(u, rank[u, i], ks) for name, (u, i) in rels.items()}
+    return _finish(frames, per_user, "set")
+
+
+def kbar_curves(scores, random, k_bars, *, threshold: float = 4.0,
+                per_user: bool = False) -> pd.DataFrame:
+    r"""Traditional Recall@K̄ on randomly exposed data, for many K̄ at once.
+
+    Each user's randomly exposed items are sorted by score (ties: smaller id first) and
+    Recall@K̄ is the share of the user's relevant random items in the top K̄, averaged over
+    users with a relevant random item: each value equals
+    :func:`recbias_tutorial.estimators.recall_at_kbar` with the same ``k_bar``.
+
+    Parameters
+    ----------
+    scores : array (n_users, n_items)
+    random : DataFrame, or mapping name -> DataFrame
+        Randomly exposed feedback (e.g. N̄ items per user).
+    k_bars : sequence of int
+        Cut-offs K̄ >= 1.
+    threshold : float
+        A pair is relevant when ``rating >= threshold``.
+    per_user : bool
+        Return per-user values instead of means.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Same layout as :func:`recall_curves` (columns ``k_bar``; a single frame is named
+        ``"random"``).
+
+    Examples
+    --------
+    >>> scores = np.array([[0.9, 0.8, 0.7, 0.6, 0.5]])
+    >>> rand = pd.DataFrame({"user": [0, 0, 0], "item": [1, 3, 4], "rating": [1.0, 5.0, 5.0]})
+    >>> kbar_curves(scores, rand, [1, 2, 3]).loc["random"].tolist()
+    [0.0, 0.5, 1.0]
+    """
+    scores = check_scores(scores)
+    n_users, n_items = scores.shape
+    sets = _as_sets(random, "random")
+    k_bars = _check_ks(k_bars, np.iinfo(np.int64).max, "k_bars")
+    frames = {}
+    for name, frame in sets.items():
+        check_feedback(frame, f"random[{name!r}]" if len(sets) > 1 else "random", n_users, n_items)
+        users = frame["user"].to_numpy(np.int64)
+        items = frame["item"].to_numpy(np.int64)
+        is_rel = frame["rating"].to_numpy(dtype=float) >= threshold
+        if not is_rel.any():
+            raise ValueError(f"random {name!r} has no relevant items (rating >= threshold={threshold})")
+        order = np.lexsort((items, -scores[users, items], users))  # user, score desc, id
+        su = users[order]
+        starts = np.r_[0, np.flatnonzero(su[1:] != su[:-1]) + 1]
+        pos = np.empty(len(users), dtype=np.int64)
+        pos[order] = np.arange(len(su)) - np.repeat(starts, np.diff(np.r_[starts, len(su)]))
+        f = _per_user(users[is_rel], pos[is_rel], k_bars)
+        f.columns.name = "k_bar"
+        frames[name] = f
+    return _finish(frames, per_user, "set")
+
+
+def user_bootstrap(values, *, seed, confidence: float = 0.95,
+                   n_resamples: int = 2000) -> pd.DataFrame:
+    """Mean and percentile-bootstrap interval of per-user values, resampling users.
+
+    Columns are resampled together (the same users in each resample), so intervals of
+    several estimators computed on the same users are comparable. Missing values (a user
+    without a value for a column) are ignored in that column's means.
+
+    Parameters
+    ----------
+    values : array-like or DataFrame
+        One row per user, one column per quantity (1-D: a single quantity).
+    seed : int or numpy.random.Generator
+        Randomness of the resamples.
+    confidence : float
+        Coverage of the interval, in (0, 1).
+    n_resamples : int
+        Number of bootstrap resamples.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Index: the columns of ``values``; columns ``estimate``, ``low``, ``high``.
+
+    Examples
+    --------
+    >>> out = user_bootstrap(pd.DataFrame({"a": [0.0, 1.0] * 50}), seed=0)
+    >>> float(out.loc["a", "estimate"]), bool(out.loc["a", "low"] < 0.5 < out.loc["a", "high"])
+    (0.5, True)
+    """
+    frame = values if isinstance(values, pd.DataFrame) else pd.DataFrame(
+        np.asarray(values, dtype=float).reshape(len(values), -1))
+    x = frame.to_numpy(dtype=float)
+    if x.ndim != 2 or x.shape[0] < 2:
+        raise ValueError("values must hold at least two users (rows)")
+    confidence = _real(confidence, "confidence", high=1.0)
+    if confidence >= 1.0:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+    n_resamples = _int(n_resamples, "n_resamples")
+    rng = as_generator(seed)
+    idx = rng.integers(0, x.shape[0], size=(n_resamples, x.shape[0]))
+    present = ~np.isnan(x)
+    if not present.any(axis=0).all():
+        raise ValueError("values has a column without any value")
+    filled = np.where(present, x, 0.0)
+    means = np.empty((n_resamples, x.shape[1]))
+    for j in range(x.shape[1]):  # mean of the present values of each resample (NaN if none)
+        count = present[idx, j].sum(axis=1)
+        np.divide(filled[idx, j].sum(axis=1), count, out=means[:, j], where=count > 0)
+        means[count == 0, j] = np.nan
+    alpha = (1.0 - confidence) / 2.0
+    low, high = np.nanquantile(means, [alpha, 1.0 - alpha], axis=0)
+    estimate = filled.sum(axis=0) / present.sum(axis=0)
+    return pd.DataFrame({"estimate": estimate, "low": low, "high": high}, index=frame.columns)

@@ -16,7 +16,9 @@ zoo lives in :mod:`recbias_tutorial.zoo` and is re-exported here as :func:`model
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+import contextlib
+import io
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import cornac
@@ -26,7 +28,11 @@ from cornac.exception import ScoreException
 from cornac.models import Recommender
 from tqdm.auto import tqdm
 
+from .zoo import FAMILIES, AvgRating, PosPop, RandomScores, model_zoo
+
 __all__ = [
+    "FAMILIES",
+    "UNKNOWN_USER_SCORE",
     "AvgRating",
     "PosPop",
     "RandomScores",
@@ -132,6 +138,119 @@ def to_cornac_dataset(
 # --------------------------------------------------------------------------------------
 # scoring
 # --------------------------------------------------------------------------------------
+# Vectorised versions of ``score(user_idx)`` (all known items) for Cornac families whose
+# per-user call is slow. Each reproduces the family's ``score`` exactly, up to floating-point
+# summation order; they are dispatched on the *function* ``type(model).score`` so that a
+# subclass overriding ``score`` falls back to the generic per-user loop.
+def _mf_rows(m: Any, users: np.ndarray) -> np.ndarray:  # MF, SVD, NMF
+    dot = np.asarray(m.u_factors, np.float64)[users] @ np.asarray(m.i_factors, np.float64).T
+    return dot + (float(m.global_mean) + np.asarray(m.i_biases, np.float64))[None, :] + np.asarray(
+        m.u_biases, np.float64
+    )[users, None]
+
+
+def _bpr_rows(m: Any, users: np.ndarray) -> np.ndarray:  # BPR, WBPR, MMMF
+    dot = np.asarray(m.u_factors, np.float64)[users] @ np.asarray(m.i_factors, np.float64).T
+    return dot + np.asarray(m.i_biases, np.float64)[None, :]
+
+
+def _pmf_rows(m: Any, users: np.ndarray) -> np.ndarray:
+    return np.asarray(m.U, np.float64)[users] @ np.asarray(m.V, np.float64).T
+
+
+def _hpf_rows(m: Any, users: np.ndarray) -> np.ndarray:
+    return np.asarray(m.Theta, np.float64)[users] @ np.asarray(m.Beta, np.float64).T
+
+
+def _ease_rows(m: Any, users: np.ndarray) -> np.ndarray:
+    return np.asarray(m.U[users] @ m.B, dtype=np.float64)
+
+
+def _baseline_rows(m: Any, users: np.ndarray) -> np.ndarray:
+    row = np.asarray(m.i_biases, np.float64) + float(m.global_mean)
+    return row[None, :] + np.asarray(m.u_biases, np.float64)[users, None]
+
+
+def _mostpop_rows(m: Any, users: np.ndarray) -> np.ndarray:
+    return np.broadcast_to(np.asarray(m.item_pop, np.float64), (len(users), m.num_items))
+
+
+def _globalavg_rows(m: Any, users: np.ndarray) -> np.ndarray:
+    return np.full((len(users), m.num_items), float(m.global_mean))
+
+
+_ITEMKNN_DENSE_MAX = 5000  # dense item-item similarity up to 5000 items (200 MB)
+
+
+def _itemknn_rows(m: Any, users: np.ndarray) -> np.ndarray | None:
+    """Cornac's ``ItemKNN.score`` for several users, reproduced exactly.
+
+    Cornac (``knn.similarity.compute_score``) scores item *i* for user *u* as
+    ``mean_u + Σ w·r / (Σ|w| + 1e-8)`` over *k* neighbours *j* of *i* among the items *u*
+    rated, with ``w = sim(i, j) != 0`` and ``r`` = *u*'s centred rating of *j*. The
+    neighbours are chosen by a ``TopK`` heap fed in descending *j* order, which keeps every
+    candidate above the *k*-th largest similarity ``s`` and resolves ties at ``s`` as
+    follows: a tied candidate is admitted iff fewer than *k* candidates with ``w >= s``
+    precede it, and of the admitted ones the ``k - #{w > s}`` with the largest ``r`` stay.
+    (Ties are frequent: Cornac's cosine runs over co-rated entries only, so many similarities
+    are exactly 1.) Returns None, i.e. use the per-user loop, for catalogues over
+    ``_ITEMKNN_DENSE_MAX`` items or unsorted similarity rows.
+    """
+    sim_csr = m.sim_mat
+    if m.num_items > _ITEMKNN_DENSE_MAX or not sim_csr.has_sorted_indices:
+        return None
+    k = int(m.k)
+    sim = getattr(m, "_recbias_dense_sim", None)
+    if sim is None:
+        sim = np.asarray(sim_csr.toarray(), dtype=np.float64)
+        m._recbias_dense_sim = sim  # cache on the fitted model (dropped by the next _fit)
+    ui = m.ui_mat
+    out = np.empty((len(users), m.num_items))
+    for row, u in enumerate(users.tolist()):
+        lo, hi = ui.indptr[u], ui.indptr[u + 1]
+        visit = np.argsort(-ui.indices[lo:hi], kind="stable")  # Cornac's visiting order
+        rated = ui.indices[lo:hi][visit]
+        ratings = np.asarray(ui.data[lo:hi], dtype=np.float64)[visit]
+        w = sim[:, rated]
+        if rated.size > k:
+            cand = w != 0
+            key = np.where(cand, w, -np.inf)
+            s = np.partition(key, rated.size - k, axis=1)[:, rated.size - k, None]
+            above, tied = key > s, key == s
+            at_least = above | tied
+            before = np.cumsum(at_least, axis=1) - at_least
+            admitted = tied & (before < k)
+            room = k - above.sum(axis=1, keepdims=True)
+            by_rating = np.argsort(-ratings, kind="stable")
+            adm_sorted = admitted[:, by_rating]
+            keep_sorted = adm_sorted & (np.cumsum(adm_sorted, axis=1) <= room)
+            keep = np.empty_like(keep_sorted)
+            keep[:, by_rating] = keep_sorted
+            many = cand.sum(axis=1, keepdims=True) > k
+            w = np.where(np.where(many, above | keep, cand), w, 0.0)
+        out[row] = m.mean_arr[u] + (w @ ratings) / (np.abs(w).sum(axis=1) + 1e-8)
+    return out
+
+
+def _batch_scorers() -> dict[Callable[..., Any], Callable[[Any, np.ndarray], np.ndarray | None]]:
+    M = cornac.models
+    return {
+        M.MF.score: _mf_rows,
+        M.NMF.score: _mf_rows,
+        M.BPR.score: _bpr_rows,
+        M.PMF.score: _pmf_rows,
+        M.HPF.score: _hpf_rows,
+        M.EASE.score: _ease_rows,
+        M.BaselineOnly.score: _baseline_rows,
+        M.MostPop.score: _mostpop_rows,
+        M.GlobalAvg.score: _globalavg_rows,
+        M.ItemKNN.score: _itemknn_rows,
+    }
+
+
+_BATCH_SCORERS = _batch_scorers()
+
+
 def _raw_ids(mapping: Mapping[Any, int], size: int) -> np.ndarray:
     """Array ``a`` with ``a[internal_index] = our id`` for the first ``size`` indices."""
     raw = np.fromiter(mapping.keys(), dtype=np.int64, count=len(mapping))
@@ -144,13 +263,26 @@ def _raw_ids(mapping: Mapping[Any, int], size: int) -> np.ndarray:
 def _model_rows(model: Recommender, users: np.ndarray, n_known_items: int) -> np.ndarray:
     """Scores of Cornac users ``users`` (internal indices) for all known items.
 
-    Returns a float64 array of shape ``(len(users), n_known_items)``; a user for whom the
-    model raises :class:`cornac.exception.ScoreException` gets a row of NaN (handled by the
-    caller like any other non-finite score).
+    Returns a float64 array of shape ``(len(users), n_known_items)`` in Cornac's item order.
+    Uses ``model.score_batch`` when the model has one, else a vectorised copy of the
+    family's ``score`` when known, else ``model.score(u)`` per user. A user for whom the
+    model raises :class:`~cornac.exception.ScoreException` gets a row of NaN.
     """
+    rows = None
     batch = getattr(model, "score_batch", None)
     if callable(batch):
-        rows = np.asarray(batch(users), dtype=np.float64)
+        rows = batch(users)
+    else:
+        fast = _BATCH_SCORERS.get(getattr(type(model), "score", None))
+        if fast is not None:
+            rows = fast(model, users)
+    if rows is not None:
+        rows = np.asarray(rows, dtype=np.float64)
+        if rows.ndim != 2 or rows.shape[0] != len(users) or rows.shape[1] < n_known_items:
+            raise ValueError(
+                f"model {getattr(model, 'name', model)!r} returned batch scores of shape "
+                f"{rows.shape}, expected ({len(users)}, >={n_known_items})"
+            )
         return rows[:, :n_known_items]
     rows = np.empty((len(users), n_known_items), dtype=np.float64)
     for r, u in enumerate(users.tolist()):
@@ -169,13 +301,23 @@ def _model_rows(model: Recommender, users: np.ndarray, n_known_items: int) -> np
 
 
 def _fill_below(rows: np.ndarray) -> np.ndarray:
-    """Per row, a value strictly below every finite entry (0 for all-non-finite rows)."""
-    finite = np.isfinite(rows)
-    lo = np.min(np.where(finite, rows, np.inf), axis=1)
-    any_finite = np.isfinite(lo)
-    lo = np.where(any_finite, lo, UNKNOWN_USER_SCORE + 1.0)
-    gap = np.maximum(1.0, np.abs(lo) * 1e-6)
-    return lo - gap
+    """Per row, a value strictly below every finite entry (for all-non-finite rows: 0)."""
+    lo = np.min(np.where(np.isfinite(rows), rows, np.inf), axis=1)
+    all_bad = ~np.isfinite(lo)
+    lo[all_bad] = UNKNOWN_USER_SCORE + 1.0
+    return lo - np.maximum(1.0, np.abs(lo) * 1e-6)
+
+
+def _fit(model: Recommender, dataset: cornac.data.Dataset) -> None:
+    """Fit ``model``; silence Cornac's unconditional prints (HPF) unless verbose."""
+    dataset.reset()
+    if getattr(model, "_recbias_dense_sim", None) is not None:
+        del model._recbias_dense_sim
+    if getattr(model, "verbose", False):
+        model.fit(dataset)
+    else:
+        with contextlib.redirect_stdout(io.StringIO()):
+            model.fit(dataset)
 
 
 def _scores_from_fitted(
@@ -188,20 +330,18 @@ def _scores_from_fitted(
 ) -> np.ndarray:
     our_users = _raw_ids(dataset.uid_map, dataset.num_users)
     our_items = _raw_ids(dataset.iid_map, dataset.num_items)
-    known_items = np.zeros(n_items, dtype=bool)
-    known_items[our_items] = True
+    unknown_items = np.ones(n_items, dtype=bool)
+    unknown_items[our_items] = False
     out = np.full((n_users, n_items), UNKNOWN_USER_SCORE, dtype=dtype)
     for start in range(0, dataset.num_users, _BATCH_USERS):
         internal = np.arange(start, min(start + _BATCH_USERS, dataset.num_users))
-        known = _model_rows(model, internal, dataset.num_items)
-        full = np.empty((len(internal), n_items), dtype=np.float64)
-        full[:, our_items] = known
-        full[:, ~known_items] = np.nan
-        bad = ~np.isfinite(full)
+        block = np.empty((len(internal), n_items), dtype=np.float64)
+        block[:, our_items] = _model_rows(model, internal, dataset.num_items)
+        block[:, unknown_items] = np.nan
+        bad = ~np.isfinite(block)
         if bad.any():
-            fill = _fill_below(full)
-            full = np.where(bad, fill[:, None], full)
-        out[our_users[internal]] = full
+            block = np.where(bad, _fill_below(block)[:, None], block)
+        out[our_users[internal]] = block
     return out
 
 
@@ -273,7 +413,7 @@ def fit_scores(
     if not isinstance(model, Recommender):
         raise ValueError(f"model must be a cornac.models.Recommender, got {type(model).__name__}")
     dataset = to_cornac_dataset(train, n_users=n_users, n_items=n_items, seed=seed)
-    model.fit(dataset)
+    _fit(model, dataset)
     return _scores_from_fitted(model, dataset, n_users=n_users, n_items=n_items, dtype=dtype)
 
 
@@ -311,8 +451,7 @@ def iter_scores(
     with tqdm(total=len(models), desc="fitting models", disable=not progress) as bar:
         for name, model in models.items():
             bar.set_postfix_str(str(name), refresh=False)
-            dataset.reset()
-            model.fit(dataset)
+            _fit(model, dataset)
             scores = _scores_from_fitted(model, dataset, n_users=n_users, n_items=n_items, dtype=dtype)
             bar.update()
             yield name, scores
@@ -371,176 +510,3 @@ def score_models(
     )
 
 
-# --------------------------------------------------------------------------------------
-# baselines Cornac lacks
-# --------------------------------------------------------------------------------------
-class _ItemStatistic(Recommender):
-    """A non-personalised recommender scoring each known item by one number."""
-
-    def __init__(self, name: str, trainable: bool = True, verbose: bool = False) -> None:
-        super().__init__(name=name, trainable=trainable, verbose=verbose)
-        self.item_scores: np.ndarray | None = None
-
-    def _statistic(self, items: np.ndarray, ratings: np.ndarray, n_items: int) -> np.ndarray:
-        raise NotImplementedError
-
-    def fit(self, train_set: cornac.data.Dataset, val_set: cornac.data.Dataset | None = None):
-        """Fit the model: compute the per-item statistic on ``train_set``."""
-        Recommender.fit(self, train_set, val_set)
-        _, items, ratings = train_set.uir_tuple
-        self.item_scores = self._statistic(
-            np.asarray(items, dtype=np.int64), np.asarray(ratings, dtype=np.float64), self.num_items
-        ).astype(np.float64)
-        return self
-
-    def score(self, user_idx: int, item_idx: int | None = None):
-        """Score of ``item_idx`` (or of all known items), the same for every user."""
-        if self.item_scores is None:
-            raise ScoreException(f"{self.name} is not fitted")
-        if item_idx is None:
-            return self.item_scores.copy()
-        if not self.knows_item(item_idx):
-            raise ScoreException(f"Can't make score prediction for item {item_idx}")
-        return float(self.item_scores[item_idx])
-
-    def score_batch(self, user_indices: np.ndarray) -> np.ndarray:
-        """Scores of all known items for several users at once (rows are identical)."""
-        if self.item_scores is None:
-            raise ScoreException(f"{self.name} is not fitted")
-        return np.broadcast_to(self.item_scores, (len(user_indices), self.num_items))
-
-
-class AvgRating(_ItemStatistic):
-    """Average rating of each item in the training data (non-personalised).
-
-    The ``AvgRating`` baseline of the MNAR evaluation papers: an item's score is the plain
-    mean of its training ratings, with no shrinkage, so a single 5-star rating puts an item
-    on top. Items without training ratings are unknown to the model (see
-    :func:`fit_scores`).
-
-    Parameters
-    ----------
-    name : str, default "AvgRating"
-        Model name shown by Cornac.
-
-    Examples
-    --------
-    >>> import pandas as pd
-    >>> train = pd.DataFrame({"user": [0, 1, 1], "item": [0, 0, 1], "rating": [5.0, 2.0, 4.0]})
-    >>> fit_scores(AvgRating(), train, n_users=2, n_items=2)[0]
-    array([3.5, 4. ])
-    """
-
-    def __init__(self, name: str = "AvgRating") -> None:
-        super().__init__(name=name)
-
-    def _statistic(self, items: np.ndarray, ratings: np.ndarray, n_items: int) -> np.ndarray:
-        counts = np.bincount(items, minlength=n_items)
-        sums = np.bincount(items, weights=ratings, minlength=n_items)
-        return sums / np.maximum(counts, 1)
-
-
-class PosPop(_ItemStatistic):
-    """Positive popularity: number of relevant training ratings of each item.
-
-    An item's score is ``#{ratings of the item >= threshold}``; ties (e.g. items with no
-    relevant rating) keep the same score.
-
-    Parameters
-    ----------
-    threshold : float, default 4.0
-        A rating is relevant when ``rating >= threshold``.
-    name : str, default "PosPop"
-        Model name shown by Cornac.
-
-    Examples
-    --------
-    >>> import pandas as pd
-    >>> train = pd.DataFrame({"user": [0, 1, 1], "item": [0, 0, 1], "rating": [5.0, 4.0, 3.0]})
-    >>> fit_scores(PosPop(threshold=4.0), train, n_users=2, n_items=2)[0]
-    array([2., 0.])
-    """
-
-    def __init__(self, threshold: float = 4.0, name: str = "PosPop") -> None:
-        super().__init__(name=name)
-        threshold = float(threshold)
-        if not np.isfinite(threshold):
-            raise ValueError(f"threshold must be finite, got {threshold}")
-        self.threshold = threshold
-
-    def _statistic(self, items: np.ndarray, ratings: np.ndarray, n_items: int) -> np.ndarray:
-        return np.bincount(items[ratings >= self.threshold], minlength=n_items)
-
-
-class RandomScores(Recommender):
-    """Seeded random recommender: i.i.d. ``Uniform[0, 1)`` scores per (user, item).
-
-    The scores of user ``u`` are drawn from ``numpy.random.default_rng([entropy, u])``,
-    where ``entropy`` comes from ``seed`` and ``u`` is Cornac's user index, so they do not
-    depend on the order in which users are scored: the same training frame and seed give the
-    same scores, a different seed gives different ones. With ``seed=None`` fresh entropy is
-    drawn at each :meth:`fit`.
-
-    Parameters
-    ----------
-    seed : int, optional
-        Seed of the scores.
-    name : str, default "Random"
-        Model name shown by Cornac.
-
-    Examples
-    --------
-    >>> import pandas as pd
-    >>> train = pd.DataFrame({"user": [0, 1], "item": [0, 1], "rating": [5.0, 1.0]})
-    >>> a = fit_scores(RandomScores(seed=1), train, n_users=2, n_items=2)
-    >>> bool((a == fit_scores(RandomScores(seed=1), train, n_users=2, n_items=2)).all())
-    True
-    """
-
-    def __init__(self, seed: int | None = None, name: str = "Random") -> None:
-        super().__init__(name=name, trainable=True, verbose=False)
-        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0):
-            raise ValueError(f"seed must be a non-negative int or None, got {seed!r}")
-        self.seed = None if seed is None else int(seed)
-        self._entropy: int | None = None
-
-    def fit(self, train_set: cornac.data.Dataset, val_set: cornac.data.Dataset | None = None):
-        """Fit the model: remember the catalogue size and fix the entropy."""
-        Recommender.fit(self, train_set, val_set)
-        self._entropy = int(np.random.SeedSequence(self.seed).entropy)
-        return self
-
-    def _row(self, user_idx: int) -> np.ndarray:
-        if self._entropy is None:
-            raise ScoreException(f"{self.name} is not fitted")
-        return np.random.default_rng([self._entropy, int(user_idx)]).random(self.num_items)
-
-    def score(self, user_idx: int, item_idx: int | None = None):
-        """Random scores of ``user_idx`` for ``item_idx`` or for all known items."""
-        if user_idx is None or user_idx < 0:
-            raise ScoreException(f"Can't make score prediction for user {user_idx}")
-        row = self._row(user_idx)
-        if item_idx is None:
-            return row
-        if not self.knows_item(item_idx):
-            raise ScoreException(f"Can't make score prediction for item {item_idx}")
-        return float(row[item_idx])
-
-    def score_batch(self, user_indices: np.ndarray) -> np.ndarray:
-        """Random scores of several users (identical to calling :meth:`score` per user)."""
-        return np.stack([self._row(u) for u in np.asarray(user_indices).tolist()]) if len(
-            user_indices
-        ) else np.empty((0, self.num_items))
-
-
-def model_zoo(*args: Any, **kwargs: Any) -> dict[str, Recommender]:
-    """Seeded Cornac models keyed by readable name; see :func:`recbias_tutorial.zoo.model_zoo`.
-
-    Examples
-    --------
-    >>> len(model_zoo()) >= 40
-    True
-    """
-    from .zoo import model_zoo as _model_zoo
-
-    return _model_zoo(*args, **kwargs)

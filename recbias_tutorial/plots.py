@@ -153,3 +153,64 @@ def interval_chart(frame: pd.DataFrame, *, x: str, y: str, lower: str, upper: st
     if row:
         chart = chart.facet(row=alt.Row(f"{row}:N", title=None))
     return chart
+
+
+def sampling_distributions(draws: pd.DataFrame, truth: Mapping[str, float], *, value: str = "value",
+                           estimator: str = "estimator", facet: str = "model",
+                           width: int = 170, height: int = 240) -> alt.Chart:
+    """Repeated estimates per estimator (strip + mean ± sd), one panel per ``facet``, truth as a rule.
+
+    Parameters
+    ----------
+    draws : DataFrame
+        One row per repetition, estimator and facet value, with columns ``facet``,
+        ``estimator`` and ``value``.
+    truth : mapping facet value -> true value (drawn as a dashed rule in its panel).
+
+    Each panel has its own y scale. Clicking a legend entry highlights one estimator; the
+    tooltips of the mean points give mean, sd, bias and RMSE against the truth.
+
+    Examples
+    --------
+    >>> d = pd.DataFrame({"model": ["a"] * 4, "estimator": ["x", "x", "y", "y"],
+    ...                   "value": [0.1, 0.2, 0.3, 0.5]})
+    >>> spec = sampling_distributions(d, {"a": 0.2}).to_dict()
+    >>> sorted(spec)[:3], len(spec["spec"]["layer"])
+    (['$schema', 'config', 'data'], 4)
+    """
+    missing = [c for c in (facet, estimator, value) if c not in draws.columns]
+    if missing:
+        raise ValueError(f"draws is missing column(s) {missing}")
+    unknown = set(draws[facet]) - set(truth)
+    if unknown:
+        raise ValueError(f"truth has no value for {sorted(map(str, unknown))}")
+    pts = draws[[facet, estimator, value]].rename(columns={facet: "facet", estimator: "estimator",
+                                                           value: "value"})
+    pts["truth"] = pts["facet"].map(truth).astype(float)
+    summ = pts.groupby(["facet", "estimator"], sort=False).agg(
+        mean=("value", "mean"), sd=("value", "std"), truth=("truth", "first")).reset_index()
+    summ["bias"] = summ["mean"] - summ["truth"]
+    summ["rmse"] = np.sqrt(summ["bias"] ** 2 + summ["sd"].fillna(0.0) ** 2)
+    summ["low"], summ["high"] = summ["mean"] - summ["sd"], summ["mean"] + summ["sd"]
+    data = pd.concat([pts.assign(kind="draw"), summ.assign(kind="summary")], ignore_index=True)
+    sel = alt.selection_point(fields=["estimator"], bind="legend")
+    base = alt.Chart().encode(x=alt.X("estimator:N", title=None, sort=None),
+                              color=alt.Color("estimator:N", sort=None, title="estimator"),
+                              opacity=alt.condition(sel, alt.value(1.0), alt.value(0.15)))
+    strip = base.transform_filter("datum.kind == 'draw'").mark_tick(size=10, opacity=0.35).encode(
+        y=alt.Y("value:Q", title="estimate", scale=alt.Scale(zero=False)),
+        tooltip=["estimator:N", alt.Tooltip("value:Q", format=".4f")],
+        opacity=alt.condition(sel, alt.value(0.35), alt.value(0.05)))
+    bars = base.transform_filter("datum.kind == 'summary'").mark_rule(strokeWidth=3).encode(
+        y="low:Q", y2="high:Q")
+    tips = ["estimator:N"] + [alt.Tooltip(f"{c}:Q", format=".4f")
+                              for c in ("mean", "sd", "truth", "bias", "rmse")]
+    means = base.transform_filter("datum.kind == 'summary'").mark_point(
+        filled=True, size=70, stroke="black", strokeWidth=0.5).encode(y="mean:Q", tooltip=tips)
+    rule = alt.Chart().transform_filter("datum.kind == 'summary'").mark_rule(
+        strokeDash=[6, 3], color="black").encode(y="mean(truth):Q",
+                                                 tooltip=[alt.Tooltip("mean(truth):Q", format=".4f",
+                                                                      title="truth")])
+    return alt.layer(strip, bars, means, rule, data=data).add_params(sel).properties(
+        width=width, height=height).facet(column=alt.Column("facet:N", title=None)).resolve_scale(
+        y="independent")

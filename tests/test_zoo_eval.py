@@ -1,0 +1,170 @@
+"""zoo_eval: the fast per-model evaluator agrees with the reference estimators; pair search,
+agreement and Steiger bookkeeping; validation."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from recbias_tutorial import estimators as est
+from recbias_tutorial import stats
+from recbias_tutorial.metrics import ranking_metrics
+from recbias_tutorial.models import AvgRating, PosPop, RandomScores
+from recbias_tutorial.propensity import popularity_propensity
+from recbias_tutorial.sampling import random_split
+from recbias_tutorial.simulate import simulate
+from recbias_tutorial.zoo_eval import (agreement, assign_strata, evaluate_zoo, holdout_evaluator,
+                                       rank_relevant, reversal_pairs, steiger, strata_table)
+
+
+@pytest.fixture(scope="module")
+def case():
+    world = simulate(120, 60, seed=3, mean_ratings_per_user=15.0, n_mar_users=120, n_mar_items=10)
+    train, held = random_split(world.mnar, (0.7, 0.3), seed=1)
+    p = popularity_propensity(train, world.n_items, gamma=1.5)
+    rng = np.random.default_rng(4)
+    scores = np.round(rng.random((world.n_users, world.n_items)) * 20)  # many ties
+    return world, train, held, p, scores
+
+
+def _value(frame, estimator, k, n_strata=0, binning=""):
+    row = frame[(frame.estimator == estimator) & (frame.k == k) & (frame.n_strata == n_strata)
+                & (frame.binning == binning)]
+    assert len(row) == 1
+    return float(row["value"].iloc[0])
+
+
+def test_evaluator_matches_reference_estimators(case):
+    world, train, held, p, scores = case
+    ks = (1, 5, 10)
+    evaluate = holdout_evaluator(holdout=held, truth=world.mar, exclude=train, propensity=p,
+                                 n_items=world.n_items, ks=ks, n_strata=3, sweep=(1, 2, 4),
+                                 binnings=("quantile", "width"))
+    out = evaluate(scores)
+    n_obs = np.bincount(held.loc[held.rating >= 4, "user"], minlength=world.n_users)
+    for k in ks:
+        truth = ranking_metrics(scores, world.mar, k=k, exclude=train)["ndcg"].mean()
+        assert _value(out, "truth", k) == pytest.approx(truth)
+        hold = ranking_metrics(scores, held, k=k, exclude=train)["ndcg"].mean()
+        assert _value(out, "holdout", k) == pytest.approx(hold)
+        assert _value(out, "SNIPS", k) == pytest.approx(
+            est.snips(scores, held, p, metric="dcg", k=k, exclude=train))
+        assert _value(out, "IPS", k) == pytest.approx(
+            est.ips(scores, held, p, n_relevant=n_obs, metric="dcg", k=k, exclude=train))
+        ref = est.stratified(scores, held, p, n_strata=3, metric="ndcg", k=k, exclude=train)
+        for s in range(3):
+            assert _value(out, f"Q{s + 1}", k, 3, "quantile") == pytest.approx(ref["value"].iloc[s])
+        assert _value(out, "stratified", k, 3, "quantile") == pytest.approx(ref["value"].iloc[-1])
+        for n in (1, 2, 4):
+            for b in ("quantile", "width"):
+                ref = est.stratified(scores, held, p, n_strata=n, metric="ndcg", k=k,
+                                     exclude=train, binning=b)
+                assert _value(out, "stratified", k, n, b) == pytest.approx(
+                    ref["value"].iloc[-1], nan_ok=True)
+        # one stratum is the plain holdout
+        assert _value(out, "stratified", k, 1, "quantile") == pytest.approx(hold)
+
+
+def test_rank_relevant_and_strata_match_stratified(case):
+    world, train, held, p, scores = case
+    ranked = rank_relevant(scores, held, k=7, exclude=train, propensity=p)
+    assert (ranked["z"] <= 7).all() and len(ranked) == (held.rating >= 4).sum()
+    for b in ("quantile", "width"):
+        table = strata_table(held, p, n_items=world.n_items, n_strata=4, binning=b)
+        ref = est.stratified(scores, held, p, n_strata=4, binning=b)
+        cols = ["stratum", "interactions", "users", "items", "share", "p_low", "p_high"]
+        pd.testing.assert_frame_equal(table[cols], ref[cols])
+        assert table["item_share"].iloc[-1] == 1.0
+        stratum, _ = assign_strata(ranked["p"].to_numpy(), 4, binning=b)
+        assert np.bincount(stratum, minlength=4).tolist() == table["interactions"].iloc[:4].tolist()
+
+
+def test_width_binning_piles_heavy_tails_into_the_first_stratum():
+    p = np.random.default_rng(0).pareto(1.2, 5000) + 1e-3
+    width, _ = assign_strata(p, 5, binning="width")
+    quant, _ = assign_strata(p, 5, binning="quantile")
+    assert np.mean(width == 0) > 0.95
+    assert np.allclose(np.bincount(quant, minlength=5) / len(p), 0.2)
+
+
+def test_evaluate_zoo_one_row_per_model_and_key(case):
+    world, train, held, p, _ = case
+    ev = holdout_evaluator(holdout=held, truth=world.mar, exclude=train, propensity=p,
+                           n_items=world.n_items, ks=(5, 10))
+    models = {"PosPop": PosPop(), "AvgRating": AvgRating(), "Random": RandomScores(seed=2)}
+    out = evaluate_zoo(models, train, n_users=world.n_users, n_items=world.n_items, evaluate=ev)
+    assert list(out.columns) == ["model", "estimator", "n_strata", "binning", "k", "value"]
+    assert out.groupby("model").size().tolist() == [2 * 7] * 3  # truth, 3 estimators, strat, Q1, Q2
+    assert set(out.attrs["seconds"]) == set(models)
+    agree = agreement(out)
+    assert set(agree["estimator"]) == {"holdout", "IPS", "SNIPS", "stratified", "Q1", "Q2"}
+    assert (agree["n_models"] == 3).all()
+
+
+def _tidy(values: dict[str, np.ndarray], k=10):
+    frames = []
+    for name, v in values.items():
+        n, b = (2, "quantile") if name in ("stratified", "Q1", "Q2") else (0, "")
+        frames.append(pd.DataFrame({"model": [f"m{i}" for i in range(len(v))], "estimator": name,
+                                    "n_strata": n, "binning": b, "k": k, "value": v}))
+    return pd.concat(frames, ignore_index=True)
+
+
+def test_agreement_and_steiger():
+    rng = np.random.default_rng(1)
+    t = rng.random(25)
+    frame = _tidy({"truth": t, "stratified": t + 0.05 * rng.random(25),
+                   "holdout": t + 0.6 * rng.random(25), "SNIPS": -t})
+    agree = agreement(frame).set_index("estimator")
+    assert agree.loc["SNIPS", "tau"] == pytest.approx(-1.0)
+    assert agree.loc["SNIPS", "pearson"] == pytest.approx(-1.0)
+    assert agree.loc["stratified", "tau"] > agree.loc["holdout", "tau"]
+    res = steiger(frame).iloc[0]
+    r = np.corrcoef([t, frame.query("estimator == 'stratified'")["value"],
+                     frame.query("estimator == 'holdout'")["value"]])
+    t_ref, p_ref = stats.steiger_test(r[0, 1], r[0, 2], r[1, 2], 25)
+    assert res["statistic"] == pytest.approx(t_ref) and res["p_value"] == pytest.approx(p_ref)
+    assert res["n"] == 25 and res["statistic"] > 0
+
+
+def test_reversal_pairs_finds_simpson_and_closest_case():
+    table = pd.DataFrame({"all": [0.5, 0.4, 0.3], "Q1": [0.1, 0.2, 0.05], "Q2": [0.8, 0.9, 0.1]},
+                         index=["a", "b", "c"])
+    out = reversal_pairs(table, overall="all", strata=["Q1", "Q2"])
+    assert len(out) == 3  # ordered pairs with a strictly ahead overall
+    first = out.iloc[0]
+    assert (first["a"], first["b"], first["n_reversed"]) == ("a", "b", 2)
+    assert first["margin"] == pytest.approx(0.1)
+    assert first["d_all"] == pytest.approx(0.1)
+    none = reversal_pairs(table.drop(index="b"), overall="all", strata=["Q1", "Q2"])
+    assert none["margin"].iloc[0] < 0 and none["n_reversed"].iloc[0] == 0
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(n_strata=0), "n_strata"), (dict(binnings=("equal",), sweep=(2,)), "binnings"),
+    (dict(ks=()), "ks"), (dict(ks=(0,)), "ks"), (dict(sweep=(0,)), "sweep"),
+    (dict(propensity=np.ones(3)), "propensity"), (dict(n_items=0), "n_items"),
+])
+def test_evaluator_validation(case, kwargs, match):
+    world, train, held, p, _ = case
+    base = dict(holdout=held, propensity=p, n_items=world.n_items)
+    with pytest.raises(ValueError, match=match):
+        holdout_evaluator(**{**base, **kwargs})
+
+
+def test_other_validation(case):
+    world, train, held, p, scores = case
+    ev = holdout_evaluator(holdout=held, propensity=p, n_items=world.n_items)
+    with pytest.raises(ValueError, match="n_items"):
+        ev(scores[:, :5])
+    with pytest.raises(ValueError, match="binning"):
+        assign_strata(p, 2, binning="equal")
+    with pytest.raises(ValueError, match="p must"):
+        assign_strata(np.array([0.0, 1.0]), 2)
+    with pytest.raises(ValueError, match="strata"):
+        reversal_pairs(pd.DataFrame({"x": [1.0]}), overall="x", strata=[])
+    with pytest.raises(ValueError, match="missing"):
+        reversal_pairs(pd.DataFrame({"x": [1.0]}), overall="x", strata=["Q1"])
+    with pytest.raises(ValueError, match="truth"):
+        agreement(_tidy({"holdout": np.arange(3.0)}))
+    with pytest.raises(ValueError, match="evaluate"):
+        evaluate_zoo({}, train, n_users=world.n_users, n_items=world.n_items, evaluate=None)
