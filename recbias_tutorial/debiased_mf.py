@@ -18,15 +18,16 @@ and the methods differ only in the weights:
 
 * ``"naive"`` (implicit feedback): :math:`w^+ = O\,r`, :math:`w^- = 1 - O\,r`; every pair
   that is not a logged positive counts as a negative.
-* ``"ips"``: each logged positive is weighted by :math:`1/P` (Schnabel et al., ICML 2016;
-  Saito et al., WSDM 2020): :math:`w^+ = O\,r/P`, :math:`w^- = 1 - O\,r`.
+* ``"ips"``: each logged positive is weighted by :math:`1/P`, the propensity weighting of
+  Schnabel et al. (ICML 2016) applied to implicit feedback as in Saito et al. (WSDM 2020),
+  without their negative term (see below): :math:`w^+ = O\,r/P`, :math:`w^- = 1 - O\,r`.
 * ``"dr"`` (doubly robust joint learning, Wang et al., ICML 2019): with the imputed
   relevance :math:`\hat\rho_{ui} = \sigma(t_{ui})` of a second MF, the pseudo-label
   :math:`\tilde y = \hat\rho + O\,(r - \hat\rho)/P` gives :math:`w^+ = \tilde y`,
   :math:`w^- = 1 - \tilde y`. The imputation MF is trained jointly, one Adam step each per
   mini-batch, with the IPS-weighted log-loss :math:`\sum_{O} \ell(t_{ui}, r_{ui})/P_{ui}` on
   the logged pairs (Wang et al. impute the *error* with a squared loss; imputing the label
-  is the usual simplification for a log-loss).
+  is our simplification for a log-loss).
 
 The unbiased forms (Saito's :math:`w^- = 1 - O\,r/P`, and DR's :math:`\tilde y` outside
 [0, 1]) put negative weights on some logged pairs, which makes :math:`J` unbounded below:

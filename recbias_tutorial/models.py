@@ -160,8 +160,11 @@ def _per_user_scorer(model: Recommender, n_known: int):
 def _fill_below(block: np.ndarray) -> np.ndarray:
     """Per row, a value strictly below every finite entry (``UNKNOWN_USER_SCORE`` if none)."""
     lo = np.min(np.where(np.isfinite(block), block, np.inf), axis=1)
-    gap = np.maximum(1.0, np.abs(lo) * 1e-6)
-    return np.where(np.isfinite(lo), lo - gap, UNKNOWN_USER_SCORE)
+    none = ~np.isfinite(lo)
+    lo[none] = UNKNOWN_USER_SCORE
+    below = lo - np.maximum(1.0, np.abs(lo) * 1e-6)
+    below[none] = UNKNOWN_USER_SCORE
+    return below
 
 
 def _fit(model: Recommender, dataset: cornac.data.Dataset) -> None:

@@ -273,24 +273,34 @@ def _itemknn_scorer(m: Any) -> BatchScorer | None:
     ui = m.ui_mat.tocsr()
     mean = _f64(m.mean_arr)
 
+    nonneg = bool(sim_t.min() >= 0)  # cosine on positive ratings: zero = not a candidate
+
     def one_user(u: int) -> np.ndarray:
         lo, hi = ui.indptr[u], ui.indptr[u + 1]
-        visit = np.argsort(-ui.indices[lo:hi], kind="stable")  # Cornac's visiting order
+        visit = np.argsort(-ui.indices[lo:hi], kind="stable")  # Cornac visits by descending id
         rated, r = ui.indices[lo:hi][visit], _f64(ui.data[lo:hi])[visit]
-        w = sim_t[rated].T  # (n_items, n_rated)
-        cand = (w != 0) & (r != 0)
-        key = np.where(cand, w, -np.inf)
-        s = np.partition(key, r.size - k, axis=1)[:, r.size - k, None]  # k-th largest
+        w = sim_t[rated]  # (n_rated, n_items)
+        if not (nonneg and r.all()):
+            w = np.where((r != 0)[:, None], w, 0.0)
+        cand = w != 0
+        key = w if nonneg else np.where(cand, w, -np.inf)
+        s = np.partition(key, r.size - k, axis=0)[r.size - k]  # k-th largest per item
         above, tied = key > s, key == s
-        before = np.cumsum(above | tied, axis=1) - (above | tied)
-        admitted = tied & (before < k)
-        by_r = np.argsort(-r, kind="stable")
-        adm = admitted[:, by_r]
-        keep = np.empty_like(adm)
-        keep[:, by_r] = adm & (np.cumsum(adm, axis=1) <= k - above.sum(axis=1, keepdims=True))
-        many = cand.sum(axis=1, keepdims=True) > k
-        w = np.where(np.where(many, above | keep, cand), w, 0.0)
-        return mean[u] + (w @ r) / (np.abs(w).sum(axis=1) + 1e-8)
+        n_above = above.sum(axis=0)
+        many = cand.sum(axis=0) > k
+        keep = np.where(many, above | tied, cand)
+        straddle = np.flatnonzero(many & (n_above + tied.sum(axis=0) > k))
+        if straddle.size:  # Cornac's tie rule, on the items where it matters
+            tie, ge = tied[:, straddle], keep[:, straddle]
+            admitted = tie & (np.cumsum(ge, axis=0, dtype=np.int32) - ge < k)
+            by_r = np.argsort(-r, kind="stable")
+            adm = admitted[by_r]
+            kept = adm & (np.cumsum(adm, axis=0, dtype=np.int32) <= k - n_above[straddle])
+            ties_kept = np.empty_like(kept)
+            ties_kept[by_r] = kept
+            keep[:, straddle] = above[:, straddle] | ties_kept
+        w = w * keep
+        return mean[u] + (r @ w) / (np.abs(w).sum(axis=0) + 1e-8)
 
     def score(users: np.ndarray) -> np.ndarray:
         out = np.empty((len(users), m.num_items))

@@ -266,3 +266,13 @@ def test_summaries_validation():
         protocols.kendall_vs_truth(metrics[metrics["strategy"] != "gt"])
     with pytest.raises(ValueError, match="metric"):
         protocols.best_sizes(protocols.difference_from_truth(metrics), metric="ndcg")
+
+
+def test_mean_difference_averages_before_dividing():
+    diff = pd.DataFrame({"model": "a", "metric": "recall", "strategy": "wtd", "size": 0.5,
+                         "seed": [0, 1, 2], "value": [0.1, 0.2, 0.3], "truth": [0.0, 0.2, 0.2]})
+    out = protocols.mean_difference(diff)  # a repetition with truth 0 does not give inf
+    assert out["pct_diff"].iloc[0] == pytest.approx(100 * (0.2 - 0.4 / 3) / (0.4 / 3))
+    assert out["n_seeds"].iloc[0] == 3
+    with pytest.raises(ValueError, match="diff"):
+        protocols.mean_difference(diff.drop(columns="truth"))
