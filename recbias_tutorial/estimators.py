@@ -21,7 +21,7 @@ import pandas as pd
 from scipy import stats as _st
 
 from ._validation import as_generator, check_feedback, check_k, check_propensity, check_scores
-from .metrics import _chunks, _exclude_matrix, _masked_chunk, _positions, n_candidates, relevant
+from .metrics import _positions, n_candidates, relevant
 
 GAINS = ("recall", "dcg", "auc")
 ESTIMATORS = ("aoa", "ips", "snips")
@@ -242,7 +242,7 @@ def stratified(scores, test: pd.DataFrame, propensity, *, n_strata: int = 2,
             value = np.nan
         elif metric == "ndcg":
             value = float(ranking_metrics(scores, part, k=k, threshold=threshold,
-                                          exclude=exclude)["ndcg"].mean())
+                                          exclude=exclude, auc=False)["ndcg"].mean())
         else:
             value = aoa(scores, part, metric=metric, k=k, threshold=threshold, exclude=exclude)
         rows.append({"stratum": f"Q{s + 1}", "p_low": edges[s], "p_high": edges[s + 1],
@@ -257,23 +257,6 @@ def stratified(scores, test: pd.DataFrame, propensity, *, n_strata: int = 2,
     return out
 
 
-def _kth_scores(scores, users: np.ndarray, k: int, exclude) -> np.ndarray:
-    """Score of the item at 0-based position k of each user's ranking over C_u (-inf if none)."""
-    n_users, n_items = scores.shape
-    excl = _exclude_matrix(exclude, scores.shape)
-    tau = np.full(n_users, -np.inf)  # fewer than k+1 candidates: every item is in the top k
-    if k >= n_items:
-        return tau
-    wanted = np.zeros(n_users, dtype=bool)
-    wanted[users] = True
-    for lo, hi in _chunks(n_users, n_items):
-        if not wanted[lo:hi].any():
-            continue
-        m = _masked_chunk(scores, excl, lo, hi)
-        tau[lo:hi] = -np.partition(-m, k, axis=1)[:, k]
-    return tau
-
-
 def ure_recall(scores, random: pd.DataFrame, *, k: int, threshold: float = 4.0,
                exclude: pd.DataFrame | None = None) -> float:
     r"""Unbiased Recall@K from randomly exposed feedback (URE; Wang et al., WWW 2025).
@@ -281,9 +264,18 @@ def ure_recall(scores, random: pd.DataFrame, *, k: int, threshold: float = 4.0,
     For each user with :math:`n_u \ge 1` relevant items in ``random``, the threshold
     :math:`\tau_u` is the score of the item at position ``k`` (0-based: the (k+1)-th item) of
     the user's ranking over the whole catalogue minus ``exclude``; the estimate is the share of
-    the user's relevant random items scored above :math:`\tau_u`, averaged over users. If the
-    random items are a uniform sample of the user's items, it is unbiased for
-    ``aoa(scores, full, metric="recall", k=k, exclude=exclude)``.
+    the user's relevant random items ranked above :math:`\tau_u`, averaged over those users.
+    "Above" uses the tie rule of the ranks :math:`Z` (a tied item with a smaller id comes
+    first), i.e. the item's full-catalogue position is below ``k``; without ties this is
+    "scored higher than :math:`\tau_u`". So URE is Average-Over-All Recall@K on the random
+    items *ranked against the whole catalogue*, where the traditional scheme
+    (:func:`recall_at_kbar`) ranks them only against each other.
+
+    If each user's random items are a uniform sample of the user's items, the per-user term is
+    unbiased for the user's full-data Recall@K, so the estimate is unbiased for
+    ``aoa(scores, full, metric="recall", k=k, exclude=exclude)`` restricted to the users who
+    get a relevant random item (averaging only over them, as the definition does, is what
+    makes small random samples slightly biased for the all-user mean).
 
     Examples
     --------
@@ -294,14 +286,10 @@ def ure_recall(scores, random: pd.DataFrame, *, k: int, threshold: float = 4.0,
     """
     scores = check_scores(scores)
     check_feedback(random, "random", *scores.shape)
-    k = check_k(k, scores.shape[1])
-    rel = relevant(random, threshold)
-    if len(rel) == 0:
+    if not (random["rating"].to_numpy(dtype=float) >= threshold).any():
         raise ValueError(f"random has no relevant items (rating >= threshold={threshold})")
-    users = rel["user"].to_numpy(np.int64)
-    tau = _kth_scores(scores, np.unique(users), k, exclude)
-    above = scores[users, rel["item"].to_numpy(np.int64)] > tau[users]
-    return float(pd.Series(above.astype(float)).groupby(users).mean().mean())
+    return float(user_values(scores, random, metric="recall", k=k, threshold=threshold,
+                             exclude=exclude).mean())
 
 
 def recall_at_kbar(scores, random: pd.DataFrame, *, k_bar: int, threshold: float = 4.0) -> float:

@@ -184,14 +184,12 @@ def test_ure_is_full_catalogue_aoa_on_the_random_items_and_kbar_is_aoa_within_th
             est.aoa(scores, d_rand, k=kb, exclude=outside))
 
 
-@pytest.mark.xfail(strict=True, reason="ure_recall counts a relevant item tied with the "
-                   "(K+1)-th score as a miss, while Recall@K (aoa, DESIGN.md) breaks ties by "
-                   "item id; reported to the lead")
 def test_ure_with_tied_scores_matches_recall_at_k():
+    """Ties follow the rank rule (smaller id first), so URE stays unbiased for Recall@K."""
     constant = np.zeros((1, 5))  # every item ties: the ranking is items 0, 1, 2, 3, 4
     rand = pd.DataFrame({"user": [0, 0], "item": [1, 4], "rating": [5.0, 5.0]})
     assert est.aoa(constant, rand, k=2) == 0.5  # item 1 is in the top 2
-    assert est.ure_recall(constant, rand, k=2) == 0.5  # returns 0.0
+    assert est.ure_recall(constant, rand, k=2) == 0.5
 
 
 # --- validation ---------------------------------------------------------------------------------
