@@ -36,6 +36,14 @@ __all__ = [
 BatchScorer = Callable[[np.ndarray], np.ndarray]
 
 
+def _f64(a: Any) -> np.ndarray:
+    return np.asarray(a, dtype=np.float64)
+
+
+def _int64(a: Any) -> np.ndarray:
+    return np.asarray(a, dtype=np.int64)
+
+
 # --------------------------------------------------------------------------------------
 # baselines
 # --------------------------------------------------------------------------------------
@@ -53,8 +61,8 @@ class _ItemStatistic(Recommender):
         """Compute the per-item statistic on ``train_set`` (Cornac indices)."""
         Recommender.fit(self, train_set, val_set)
         _, items, ratings = train_set.uir_tuple
-        stat = self._statistic(np.asarray(items, np.int64), np.asarray(ratings, np.float64), self.num_items)
-        self.item_scores = np.asarray(stat, dtype=np.float64)
+        stat = self._statistic(_int64(items), _f64(ratings), self.num_items)
+        self.item_scores = _f64(stat)
         return self
 
     def _fitted_scores(self) -> np.ndarray:
@@ -206,10 +214,6 @@ class RandomScores(Recommender):
 # --------------------------------------------------------------------------------------
 # vectorised scoring of Cornac families
 # --------------------------------------------------------------------------------------
-def _f64(a: Any) -> np.ndarray:
-    return np.asarray(a, dtype=np.float64)
-
-
 def _mf_scorer(m: Any) -> BatchScorer:  # MF, SVD, NMF: mu + b_i + b_u + p_u.q_i
     U, V, bu = _f64(m.u_factors), _f64(m.i_factors).T, _f64(m.u_biases)
     base = float(m.global_mean) + _f64(m.i_biases)
@@ -370,17 +374,22 @@ def batch_scorer(model: Recommender) -> BatchScorer | None:
 # --------------------------------------------------------------------------------------
 # the zoo
 # --------------------------------------------------------------------------------------
-# Training budgets: the default zoo (fit + dense scores) takes about two minutes of one CPU
-# core on Yahoo! R3 (15,400 users x 1,000 items, 311,704 ratings). Seeded Cornac models
-# train single-threaded (Cornac switches off its Hogwild parallelism when given a seed),
-# hence deterministically. The few epochs are compensated by larger learning rates where
-# Cornac's defaults assume hundreds of epochs (BPR family: 0.001 -> 0.1; PMF: 0.001 -> 0.01).
+# Training budgets (see model_zoo's docstring for the measured times): the default zoo
+# (fit + dense scores) takes under two minutes of one CPU core on Yahoo! R3. Seeded Cornac
+# models train single-threaded (Cornac switches off its Hogwild parallelism when given a
+# seed), hence deterministically. The few epochs are compensated by larger learning rates
+# where Cornac's defaults assume hundreds of epochs (BPR family: 0.001 -> 0.1, which on
+# Yahoo! R3's MAR test set gives AUC 0.69 after 5 epochs against 0.61, i.e. MostPop's, after
+# 100 epochs at 0.001; PMF: 0.001 -> 0.01).
 _M = cornac.models
 _LATENT: dict[str, Callable[[int, int], Recommender]] = {
     # plain MF without biases (Cornac's MF with use_bias=False), SGD on ratings
     "MF": lambda k, s: _M.MF(name=f"MF-{k}", k=k, max_iter=20, use_bias=False, seed=s),
     # Koren's biased MF (Cornac's default MF is the same model)
     "SVD": lambda k, s: _M.SVD(name=f"SVD-{k}", k=k, max_iter=20, seed=s),
+    # NMF keeps Cornac's use_bias=False: with biases, Cornac 3.0.1's own NMF.score fails
+    # under NumPy 2 (a float64 global mean promotes the float32 buffer it passes to
+    # fast_dot); batch_scorer would still score it
     "NMF": lambda k, s: _M.NMF(name=f"NMF-{k}", k=k, max_iter=10, seed=s),
     # non-linear PMF: ~0.15 s per epoch per 10 factors on Yahoo! R3, hence 2 epochs
     "PMF": lambda k, s: _M.PMF(name=f"PMF-{k}", k=k, max_iter=2, learning_rate=0.01, seed=s),
@@ -422,7 +431,8 @@ def _check_grid(values: Iterable[Any], name: str, *, integer: bool) -> tuple:
     kinds = (int, np.integer) if integer else (int, float, np.integer, np.floating)
     for v in grid:
         if isinstance(v, bool) or not isinstance(v, kinds) or not v > 0 or not np.isfinite(v):
-            raise ValueError(f"{name} must hold positive {'ints' if integer else 'numbers'}, got {v!r}")
+            kind = "ints" if integer else "numbers"
+            raise ValueError(f"{name} must hold positive {kind}, got {v!r}")
     if len(set(grid)) != len(grid):
         raise ValueError(f"{name} has duplicated values: {grid}")
     return grid
@@ -443,13 +453,23 @@ def model_zoo(
     (user + item biases) once each under the family name; latent-factor ``MF`` (no biases),
     ``SVD`` (biased MF), ``NMF``, ``PMF``, ``BPR``, ``WBPR``, ``MMMF`` and ``HPF`` once per
     latent size (``"BPR-40"``); ``EASE`` once per L2 penalty (``"EASE-100"``); ``ItemKNN``
-    and ``UserKNN`` once per neighbourhood size (``"ItemKNN-20"``). With the defaults this is
-    85 models of 13 families (:data:`DEFAULT_FAMILIES`; about two minutes of one core to
-    fit and score on Yahoo! R3). ``HPF`` (≈ 2 s + 1.4 s per iteration per 10 factors there)
-    and ``UserKNN`` (7 GB and minutes there) are built only when asked for.
+    and ``UserKNN`` once per neighbourhood size (``"ItemKNN-20"``).
 
-    Epoch counts are small (e.g. BPR: 5 epochs with learning rate 0.1): the zoo is meant to
-    provide many *different* rankings for comparing evaluation protocols, not tuned models.
+    The defaults give 82 models of the 13 :data:`DEFAULT_FAMILIES`. Fitting and scoring them
+    all with :func:`~recbias_tutorial.models.iter_scores` on Yahoo! R3 (15,400 users x 1,000
+    items, 311,704 ratings) took 104 s of CPU on one core: about 11-15 s for each
+    latent-factor family over its ten sizes (MF 11, SVD 11, NMF 15, PMF 15, BPR 11, WBPR 13,
+    MMMF 12), 11 s for ItemKNN-20 and -100, 4 s for the four EASE and 2 s for the six
+    non-personalised models. Two families are left out by default because they take minutes
+    there: ``HPF`` (about 2 s + 1.4 s per iteration per 10 factors: HPF-10 10 s, HPF-50 38 s)
+    and ``UserKNN`` (a dense 15,400² similarity: 20 s and 7 GB to fit, then about 4 minutes
+    in Cornac's per-user scoring, which has no vectorised replacement here).
+
+    Epoch counts are small and learning rates raised to match (MF / SVD 20 epochs, NMF 10,
+    BPR / WBPR / MMMF 5 at learning rate 0.1, PMF 2 at 0.01, HPF 5, BaselineOnly 20): the zoo
+    is meant to provide many *different* rankings for comparing evaluation protocols, not
+    tuned models. Pairwise models (BPR, WBPR, MMMF) and EASE / ItemKNN treat every observed
+    rating as an interaction, whatever its value.
 
     Parameters
     ----------

@@ -201,9 +201,11 @@ def _tie_heavy(seed=3):
 
 
 SCORER_MODELS = [
-    M.MF(k=4, max_iter=5, seed=0), M.SVD(k=4, max_iter=5, seed=0), M.MF(k=3, use_bias=False, seed=0),
+    M.MF(k=4, max_iter=5, seed=0), M.SVD(k=4, max_iter=5, seed=0),
+    M.MF(k=3, use_bias=False, seed=0),
     M.NMF(k=4, max_iter=5, seed=0),
-    M.BPR(k=4, max_iter=5, seed=0), M.WBPR(k=4, max_iter=5, seed=0), M.MMMF(k=4, max_iter=5, seed=0),
+    M.BPR(k=4, max_iter=5, seed=0), M.WBPR(k=4, max_iter=5, seed=0),
+    M.MMMF(k=4, max_iter=5, seed=0),
     M.PMF(k=4, max_iter=5, seed=0), M.HPF(k=3, max_iter=3, seed=0), M.EASE(lamb=3, verbose=False),
     M.EASE(lamb=3, posB=False, verbose=False), M.BaselineOnly(max_iter=3, seed=0), M.MostPop(),
     M.GlobalAvg(), AvgRating(), PosPop(), RandomScores(seed=0),
@@ -263,8 +265,13 @@ def test_random_scores_reproducible_and_seed_dependent(train):
 def test_random_scores_same_single_and_batch():
     ds = to_cornac_dataset(_frame(), n_users=N_USERS, n_items=N_ITEMS)
     model = RandomScores(seed=4).fit(ds)
-    np.testing.assert_array_equal(model.score_batch(np.array([3, 1])), np.stack([model.score(3), model.score(1)]))
+    np.testing.assert_array_equal(
+        model.score_batch(np.array([3, 1])), np.stack([model.score(3), model.score(1)])
+    )
     assert model.score(3, 2) == model.score(3)[2]
+    clone = model.clone()  # Cornac's clone() rebuilds from the constructor arguments
+    assert isinstance(clone, RandomScores) and clone.seed == 4 and clone.name == model.name
+    assert PosPop(threshold=3.0).clone().threshold == 3.0
     with pytest.raises(ValueError, match="seed"):
         RandomScores(seed=-1)
 
@@ -274,7 +281,8 @@ def test_random_scores_same_single_and_batch():
 # ----------------------------------------------------------------------------------------
 def test_score_models_deterministic_and_ordered(train):
     def make():
-        return model_zoo(families=["PosPop", "BPR", "ItemKNN", "Random"], sizes=(4, 8), knn_sizes=(3,))
+        families = ["PosPop", "BPR", "ItemKNN", "Random"]
+        return model_zoo(families=families, sizes=(4, 8), knn_sizes=(3,))
 
     first = score_models(make(), train, n_users=N_USERS, n_items=N_ITEMS, progress=False)
     second = score_models(make(), train, n_users=N_USERS, n_items=N_ITEMS, progress=False)
@@ -318,7 +326,9 @@ def test_default_zoo_composition():
 
 
 def test_zoo_options():
-    everything = model_zoo(families=FAMILIES, sizes=(5,), knn_sizes=(7,), ease_lambdas=(2.5,), seed=9)
+    everything = model_zoo(
+        families=FAMILIES, sizes=(5,), knn_sizes=(7,), ease_lambdas=(2.5,), seed=9
+    )
     assert {_family(k) for k in everything} == set(FAMILIES)
     assert {"HPF-5", "UserKNN-7", "ItemKNN-7", "EASE-2.5"} <= set(everything)
     assert everything["BPR-5"].seed == 9 and everything["Random"].seed == 9
@@ -348,7 +358,9 @@ def _uir(frame):
     return list(frame[["user", "item", "rating"]].itertuples(index=False, name=None))
 
 
-@pytest.mark.parametrize("model", [AvgRating(), PosPop(), RandomScores(seed=2)], ids=lambda m: m.name)
+@pytest.mark.parametrize(
+    "model", [AvgRating(), PosPop(), RandomScores(seed=2)], ids=lambda m: m.name
+)
 def test_cornac_base_method_evaluates_the_baselines(train, model):
     test = _frame(seed=9, n_rows=120)
     test = test.merge(train[["user", "item"]], how="left", indicator=True)
@@ -357,7 +369,10 @@ def test_cornac_base_method_evaluates_the_baselines(train, model):
     method = cornac.eval_methods.BaseMethod.from_splits(
         _uir(train), _uir(test), rating_threshold=4.0, exclude_unknowns=False, verbose=False
     )
-    metrics = [cornac.metrics.Recall(k=5), cornac.metrics.NDCG(k=5), cornac.metrics.AUC(), cornac.metrics.MAE()]
+    metrics = [
+        cornac.metrics.Recall(k=5), cornac.metrics.NDCG(k=5), cornac.metrics.AUC(),
+        cornac.metrics.MAE(),
+    ]
     result, _ = method.evaluate(model, metrics, user_based=True)
     for metric in ("Recall@5", "NDCG@5", "AUC"):
         assert 0.0 <= result.metric_avg_results[metric] <= 1.0
