@@ -9,19 +9,27 @@ test items of user :math:`u` (``rating >= threshold``).
 * :func:`ips` — :math:`\frac{1}{|U|}\sum_u \frac{1}{|S_u|}\sum_{i\in S^*_u} c(Z_{ui})/P_{ui}` with
   absolute propensities and the true :math:`|S_u|` (Yang et al., 2018).
 * :func:`snips` — :math:`\frac{1}{|U|}\sum_u \sum_{i} c(Z_{ui})/P_{ui} \big/ \sum_i 1/P_{ui}`.
-* :func:`stratified`, :func:`ure_recall`, :func:`recall_at_kbar` — see their docstrings.
+* :func:`stratified` — see its docstring.
+* :func:`ure_recall`, :func:`recall_at_kbar` and :func:`kbar_curves` (Recall@K̄ for many K̄)
+  on randomly exposed data — see their docstrings (they live in ``_random_exposure``).
 
-Every estimator is a mean over users, so :func:`bootstrap_ci` resamples users.
+Every estimator is a mean over users, so :func:`user_bootstrap` resamples users and
+:func:`bootstrap_ci` applies it to the per-user terms of :func:`user_values`.
 """
 
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 import pandas as pd
-from scipy import stats as _st
 
-from ._validation import as_generator, check_feedback, check_k, check_propensity, check_scores
-from .metrics import _positions, n_candidates, relevant
+from ._random_exposure import kbar_curves, recall_at_kbar, ure_recall
+from ._validation import as_generator, check_propensity
+from .metrics import _dcg_gain, _positions, _ranking_input, n_candidates, ranking_metrics
+
+__all__ = ["ESTIMATORS", "GAINS", "aoa", "bootstrap_ci", "ips", "kbar_curves", "recall_at_kbar",
+           "snips", "stratified", "ure_recall", "user_bootstrap", "user_values"]
 
 GAINS = ("recall", "dcg", "auc")
 ESTIMATORS = ("aoa", "ips", "snips")
@@ -35,22 +43,16 @@ def _gains(scores, rel: pd.DataFrame, metric: str, k: int, exclude) -> np.ndarra
     if metric not in ("recall", "dcg"):
         raise ValueError(f"metric must be one of {GAINS}, got {metric!r}")
     z = _positions(scores, rel, exclude, k)
-    hit = z < k
     if metric == "recall":
-        return hit.astype(float)
-    return np.where(hit, 1.0 / np.log2(z + 2.0), 0.0)
+        return (z < k).astype(float)
+    return _dcg_gain(z, k)
 
 
 def _prepare(scores, test, metric, k, threshold):
-    scores = check_scores(scores)
-    check_feedback(test, "test", *scores.shape)
     if metric not in GAINS:
         raise ValueError(f"metric must be one of {GAINS}, got {metric!r}")
-    if metric != "auc":  # the auc gain has no cut-off
-        k = check_k(k, scores.shape[1])
-    rel = relevant(test, threshold)
-    if len(rel) == 0:
-        raise ValueError(f"test has no relevant items (rating >= threshold={threshold})")
+    scores, k, rel = _ranking_input(scores, test, threshold=threshold,
+                                    k=None if metric == "auc" else k)  # auc: no cut-off
     return scores, rel, k
 
 
@@ -156,12 +158,77 @@ def ips(scores, test: pd.DataFrame, propensity, *, n_relevant, metric: str = "re
                              clip=clip).mean())
 
 
+def _check_confidence(confidence) -> float:
+    if (isinstance(confidence, bool) or not isinstance(confidence, numbers.Real)
+            or not 0 < confidence < 1):
+        raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
+    return float(confidence)
+
+
+def user_bootstrap(values, *, seed, confidence: float = 0.95,
+                   n_resamples: int = 2000) -> pd.DataFrame:
+    """Mean and percentile-bootstrap interval of per-user values, resampling users.
+
+    The resamples are those of ``scipy.stats.bootstrap`` (``n_resamples`` draws of as many
+    users with replacement). Columns are resampled together (the same users in each
+    resample), so intervals of several estimators computed on the same users are comparable.
+    Missing values (a user without a value for a column) are ignored in that column's means.
+
+    Parameters
+    ----------
+    values : array-like or DataFrame
+        One row per user, one column per quantity (1-D: a single quantity).
+    seed : int or numpy.random.Generator
+        Randomness of the resamples.
+    confidence : float
+        Coverage of the interval, in (0, 1).
+    n_resamples : int
+        Number of bootstrap resamples.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Index: the columns of ``values``; columns ``estimate``, ``low``, ``high``.
+
+    Examples
+    --------
+    >>> out = user_bootstrap(pd.DataFrame({"a": [0.0, 1.0] * 50}), seed=0)
+    >>> float(out.loc["a", "estimate"]), bool(out.loc["a", "low"] < 0.5 < out.loc["a", "high"])
+    (0.5, True)
+    """
+    frame = values if isinstance(values, pd.DataFrame) else pd.DataFrame(
+        np.asarray(values, dtype=float).reshape(len(values), -1))
+    x = frame.to_numpy(dtype=float)
+    if x.ndim != 2 or x.shape[0] < 2:
+        raise ValueError("values must hold at least two users (rows)")
+    confidence = _check_confidence(confidence)
+    if (isinstance(n_resamples, bool) or not isinstance(n_resamples, numbers.Integral)
+            or n_resamples < 1):
+        raise ValueError(f"n_resamples must be a positive integer, got {n_resamples!r}")
+    rng = as_generator(seed)
+    idx = rng.integers(0, x.shape[0], size=(n_resamples, x.shape[0]))
+    present = ~np.isnan(x)
+    if not present.any(axis=0).all():
+        raise ValueError("values has a column without any value")
+    filled = np.where(present, x, 0.0)
+    means = np.empty((n_resamples, x.shape[1]))
+    for j in range(x.shape[1]):  # mean of the present values of each resample (NaN if none)
+        count = present[idx, j].sum(axis=1)
+        np.divide(filled[idx, j].sum(axis=1), count, out=means[:, j], where=count > 0)
+        means[count == 0, j] = np.nan
+    alpha = (1.0 - confidence) / 2.0
+    low, high = np.nanquantile(means, [alpha, 1.0 - alpha], axis=0)
+    estimate = filled.sum(axis=0) / present.sum(axis=0)
+    return pd.DataFrame({"estimate": estimate, "low": low, "high": high}, index=frame.columns)
+
+
 def bootstrap_ci(scores, test: pd.DataFrame, propensity=None, *, estimator: str = "aoa",
                  seed, confidence: float = 0.95, n_resamples: int = 1000,
                  **kwargs) -> tuple[float, float, float]:
-    """Estimate and percentile-bootstrap interval, resampling users (scipy.stats.bootstrap).
+    """Estimate and percentile-bootstrap interval, resampling users.
 
-    Returns ``(estimate, low, high)``. Keyword arguments go to the estimator.
+    :func:`user_bootstrap` of the per-user terms of :func:`user_values`. Returns
+    ``(estimate, low, high)``. Keyword arguments go to the estimator.
 
     Examples
     --------
@@ -172,14 +239,12 @@ def bootstrap_ci(scores, test: pd.DataFrame, propensity=None, *, estimator: str 
     >>> lo <= est <= hi
     True
     """
-    if not 0 < confidence < 1:
-        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+    confidence = _check_confidence(confidence)
     values = user_values(scores, test, propensity, estimator=estimator, **kwargs).to_numpy()
     if len(values) < 2:
         raise ValueError("test must cover at least two users with relevant items to bootstrap")
-    res = _st.bootstrap((values,), np.mean, confidence_level=confidence, n_resamples=n_resamples,
-                        method="percentile", random_state=as_generator(seed), vectorized=True)
-    return float(values.mean()), float(res.confidence_interval.low), float(res.confidence_interval.high)
+    ci = user_bootstrap(values, seed=seed, confidence=confidence, n_resamples=n_resamples)
+    return float(ci["estimate"].iloc[0]), float(ci["low"].iloc[0]), float(ci["high"].iloc[0])
 
 
 def stratified(scores, test: pd.DataFrame, propensity, *, n_strata: int = 2,
@@ -214,20 +279,14 @@ def stratified(scores, test: pd.DataFrame, propensity, *, n_strata: int = 2,
     1        Q2    0.5    1.0
     2  combined    1.0    0.5
     """
-    from .metrics import ranking_metrics
-
-    scores = check_scores(scores)
-    check_feedback(test, "test", *scores.shape)
     if metric not in GAINS + ("ndcg",):
         raise ValueError(f"metric must be one of {GAINS + ('ndcg',)}, got {metric!r}")
     if isinstance(n_strata, bool) or not isinstance(n_strata, (int, np.integer)) or n_strata < 1:
         raise ValueError(f"n_strata must be a positive integer, got {n_strata!r}")
     if binning not in ("quantile", "width"):
         raise ValueError(f"binning must be 'quantile' or 'width', got {binning!r}")
-    k = check_k(k, scores.shape[1])
-    rel = relevant(test, threshold).reset_index(drop=True)
-    if len(rel) == 0:
-        raise ValueError(f"test has no relevant items (rating >= threshold={threshold})")
+    scores, k, rel = _ranking_input(scores, test, k=k, threshold=threshold)
+    rel = rel.reset_index(drop=True)
     p = check_propensity(propensity, rel["user"].to_numpy(np.int64),
                          rel["item"].to_numpy(np.int64), scores.shape, upper_one=False)
     if binning == "quantile":
@@ -255,70 +314,3 @@ def stratified(scores, test: pd.DataFrame, propensity, *, n_strata: int = 2,
                          "interactions": len(rel), "users": rel["user"].nunique(),
                          "items": rel["item"].nunique(), "share": 1.0, "value": combined}
     return out
-
-
-def ure_recall(scores, random: pd.DataFrame, *, k: int, threshold: float = 4.0,
-               exclude: pd.DataFrame | None = None) -> float:
-    r"""Unbiased Recall@K from randomly exposed feedback (URE; Wang et al., WWW 2025).
-
-    For each user with :math:`n_u \ge 1` relevant items in ``random``, the threshold
-    :math:`\tau_u` is the score of the item at position ``k`` (0-based: the (k+1)-th item) of
-    the user's ranking over the whole catalogue minus ``exclude``; the estimate is the share of
-    the user's relevant random items ranked above :math:`\tau_u`, averaged over those users.
-    "Above" uses the tie rule of the ranks :math:`Z` (a tied item with a smaller id comes
-    first), i.e. the item's full-catalogue position is below ``k``; without ties this is
-    "scored higher than :math:`\tau_u`". So URE is Average-Over-All Recall@K on the random
-    items *ranked against the whole catalogue*, where the traditional scheme
-    (:func:`recall_at_kbar`) ranks them only against each other.
-
-    If each user's random items are a uniform sample of the user's items, the per-user term is
-    unbiased for the user's full-data Recall@K, so the estimate is unbiased for
-    ``aoa(scores, full, metric="recall", k=k, exclude=exclude)`` restricted to the users who
-    get a relevant random item (averaging only over them, as the definition does, is what
-    makes small random samples slightly biased for the all-user mean).
-
-    Examples
-    --------
-    >>> scores = np.array([[0.9, 0.8, 0.7, 0.6, 0.5]])
-    >>> rand = pd.DataFrame({"user": [0, 0], "item": [1, 4], "rating": [5.0, 5.0]})
-    >>> ure_recall(scores, rand, k=2)  # tau = 0.7: item 1 counts, item 4 does not
-    0.5
-    """
-    scores = check_scores(scores)
-    check_feedback(random, "random", *scores.shape)
-    if not (random["rating"].to_numpy(dtype=float) >= threshold).any():
-        raise ValueError(f"random has no relevant items (rating >= threshold={threshold})")
-    return float(user_values(scores, random, metric="recall", k=k, threshold=threshold,
-                             exclude=exclude).mean())
-
-
-def recall_at_kbar(scores, random: pd.DataFrame, *, k_bar: int, threshold: float = 4.0) -> float:
-    r"""Traditional Recall@K̄ on randomly exposed data: rank only each user's random items.
-
-    Each user's randomly exposed items are sorted by score (ties: smaller id first); the
-    estimate is the share of the user's relevant random items in the top ``k_bar``, averaged
-    over users with at least one relevant random item. Wang et al. (WWW 2025) show it does not
-    track full-catalogue Recall@K (use :func:`ure_recall`).
-
-    Examples
-    --------
-    >>> scores = np.array([[0.9, 0.8, 0.7, 0.6, 0.5]])
-    >>> rand = pd.DataFrame({"user": [0, 0, 0], "item": [1, 3, 4], "rating": [1.0, 5.0, 5.0]})
-    >>> recall_at_kbar(scores, rand, k_bar=2)
-    0.5
-    """
-    scores = check_scores(scores)
-    check_feedback(random, "random", *scores.shape)
-    if isinstance(k_bar, bool) or not isinstance(k_bar, (int, np.integer)) or k_bar < 1:
-        raise ValueError(f"k_bar must be a positive integer, got {k_bar!r}")
-    users = random["user"].to_numpy(np.int64)
-    items = random["item"].to_numpy(np.int64)
-    is_rel = random["rating"].to_numpy(dtype=float) >= threshold
-    if not is_rel.any():
-        raise ValueError(f"random has no relevant items (rating >= threshold={threshold})")
-    order = np.lexsort((items, -scores[users, items], users))  # by user, score desc, id
-    pos = pd.Series(users[order]).groupby(users[order]).cumcount().to_numpy()
-    hit = np.zeros(len(users), dtype=bool)
-    hit[order] = pos < k_bar
-    frame = pd.DataFrame({"user": users[is_rel], "hit": hit[is_rel]})
-    return float(frame.groupby("user")["hit"].mean().mean())

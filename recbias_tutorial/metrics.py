@@ -7,10 +7,12 @@ scored strictly higher plus the number of tied candidates with a smaller id. Eve
 catalogue is ranked: sampled-negative metrics are inconsistent (Krichene & Rendle, 2020).
 
 Work is vectorised over users and items and done in chunks of users, so the score matrix is
-never copied whole.
+never copied whole. :func:`recall_curves` gives Recall@K for many K from one sort per user.
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping
 
 import numpy as np
 import pandas as pd
@@ -107,10 +109,17 @@ def rank_positions(scores, test: pd.DataFrame, *, exclude: pd.DataFrame | None =
     return _positions(scores, test, exclude, k)
 
 
-def _positions(scores: np.ndarray, test: pd.DataFrame, exclude, k: int | None) -> np.ndarray:
-    """:func:`rank_positions` on inputs that were already validated."""
+def _positions(scores: np.ndarray, test: pd.DataFrame, exclude, k: int | None, *,
+               full_sort: bool = False) -> np.ndarray:
+    """:func:`rank_positions` on inputs that were already validated.
+
+    ``full_sort=True`` (exact positions only, ``k`` must be None) sorts each user's candidates
+    once instead of comparing every test pair with all of them: faster when users have many
+    test pairs. An excluded test pair then ranks after all candidates, so callers must not
+    pass any. ``exclude`` may be a DataFrame or the matrix of :func:`_exclude_matrix`.
+    """
     n_users, n_items = scores.shape
-    excl = _exclude_matrix(exclude, scores.shape)
+    excl = exclude if sp.issparse(exclude) else _exclude_matrix(exclude, scores.shape)
     buffer = None if excl is None else np.empty((min(n_users, _chunk_rows(n_items)), n_items))
     users = test["user"].to_numpy(np.int64)
     items = test["item"].to_numpy(np.int64)
@@ -123,6 +132,12 @@ def _positions(scores: np.ndarray, test: pd.DataFrame, exclude, k: int | None) -
             continue
         m = _masked_chunk(scores, excl, lo, hi, buffer)
         local = users[rows] - lo
+        if full_sort:  # stable sort of -scores: ties keep the smaller id first
+            rank = np.empty(m.shape, dtype=np.int64)
+            np.put_along_axis(rank, np.argsort(-m, axis=1, kind="stable"),
+                              np.arange(n_items)[None, :], axis=1)
+            out[rows] = rank[local, items[rows]]
+            continue
         s = scores[users[rows], items[rows]]  # the ranked item keeps its own score
         if k is None or k >= n_items:
             out[rows] = _exact_positions(m[local], s, items[rows])
@@ -167,6 +182,30 @@ def relevant(test: pd.DataFrame, threshold: float) -> pd.DataFrame:
     return test[test["rating"].to_numpy(dtype=float) >= threshold]
 
 
+def _ranking_input(scores, test, *, k: int | None, threshold: float,
+                   name: str = "test") -> tuple[np.ndarray, int | None, pd.DataFrame]:
+    """Validate scores, a feedback frame and a cut-off; return them with the relevant rows."""
+    scores = check_scores(scores)
+    check_feedback(test, name, *scores.shape)
+    if k is not None:
+        k = check_k(k, scores.shape[1])
+    rel = relevant(test, threshold)
+    if len(rel) == 0:
+        raise ValueError(f"{name} has no relevant items (rating >= threshold={threshold})")
+    return scores, k, rel
+
+
+def _dcg_gain(z: np.ndarray, k: int) -> np.ndarray:
+    """DCG@k gain of positions z: 1/log2(z + 2) in the top k, else 0."""
+    return np.where(z < k, 1.0 / np.log2(z + 2.0), 0.0)
+
+
+def _ndcg(dcg, n_rel, k: int):
+    """nDCG@k: DCG divided by the ideal DCG of ``n_rel`` >= 1 relevant items."""
+    ideal = np.cumsum(1.0 / np.log2(np.arange(k) + 2.0))
+    return dcg / ideal[np.minimum(n_rel, k) - 1]
+
+
 def ranking_metrics(scores, test: pd.DataFrame, *, k: int = 10, threshold: float = 4.0,
                     exclude: pd.DataFrame | None = None, auc: bool = True) -> pd.DataFrame:
     """Per-user Recall@k, Precision@k, nDCG@k, MAP@k and AUC over the full catalogue.
@@ -190,12 +229,7 @@ def ranking_metrics(scores, test: pd.DataFrame, *, k: int = 10, threshold: float
     >>> ranking_metrics(scores, test, k=2).round(3).to_dict("records")
     [{'n_relevant': 2, 'recall': 0.5, 'precision': 0.5, 'ndcg': 0.387, 'map': 0.25, 'auc': 0.25}]
     """
-    scores = check_scores(scores)
-    check_feedback(test, "test", *scores.shape)
-    k = check_k(k, scores.shape[1])
-    rel = relevant(test, threshold)
-    if len(rel) == 0:
-        raise ValueError(f"test has no relevant items (rating >= threshold={threshold})")
+    scores, k, rel = _ranking_input(scores, test, k=k, threshold=threshold)
     z = _positions(scores, rel, exclude, None if auc else k)
     users = rel["user"].to_numpy(np.int64)
     frame = pd.DataFrame({"user": users, "z": z,
@@ -203,7 +237,7 @@ def ranking_metrics(scores, test: pd.DataFrame, *, k: int = 10, threshold: float
     frame = frame.sort_values(["user", "z"], kind="stable")
     frame["hit"] = frame["z"] < k
     frame["rank_among_rel"] = frame.groupby("user").cumcount()  # relevant items ranked above
-    frame["dcg"] = np.where(frame["hit"], 1.0 / np.log2(frame["z"] + 2.0), 0.0)
+    frame["dcg"] = _dcg_gain(frame["z"].to_numpy(), k)
     frame["prec_at_hit"] = np.where(frame["hit"], (frame["rank_among_rel"] + 1) / (frame["z"] + 1), 0.0)
     # negatives ranked below a relevant item: candidates below it minus relevant ones below it
     g = frame.groupby("user", sort=True)
@@ -214,14 +248,12 @@ def ranking_metrics(scores, test: pd.DataFrame, *, k: int = 10, threshold: float
     frame["neg_below"] = below - rel_below
     g = frame.groupby("user", sort=True)
     hits = g["hit"].sum()
-    ideal = np.cumsum(1.0 / np.log2(np.arange(k) + 2.0))
-    idcg = ideal[np.minimum(n_rel.to_numpy(), k) - 1]
     n_neg = g["n_cand"].first() - n_rel
     out = pd.DataFrame({
         "n_relevant": n_rel,
         "recall": hits / n_rel,
         "precision": hits / k,
-        "ndcg": g["dcg"].sum() / idcg,
+        "ndcg": _ndcg(g["dcg"].sum(), n_rel.to_numpy(), k),
         "map": g["prec_at_hit"].sum() / np.minimum(n_rel, k),
         "auc": g["neg_below"].sum() / (n_rel * n_neg).where(n_neg > 0),
     })
@@ -229,3 +261,109 @@ def ranking_metrics(scores, test: pd.DataFrame, *, k: int = 10, threshold: float
         out = out.drop(columns="auc")
     out.index.name = "user"
     return out
+
+
+# --------------------------------------------------------------------------------------
+# many cut-offs at once
+# --------------------------------------------------------------------------------------
+def _check_cutoffs(ks, n_items: int, name: str) -> np.ndarray:
+    """A non-empty 1-D int64 array of cut-offs in 1..n_items."""
+    arr = np.atleast_1d(np.asarray(ks))
+    if arr.ndim != 1 or len(arr) == 0 or not np.issubdtype(arr.dtype, np.integer):
+        raise ValueError(f"{name} must be a non-empty list of integers, got {ks!r}")
+    if arr.min() < 1 or arr.max() > n_items:
+        raise ValueError(f"{name} must lie in 1..{n_items} (the catalogue size), got {arr.tolist()}")
+    return arr.astype(np.int64)
+
+
+def _as_sets(test, name: str) -> dict[str, pd.DataFrame]:
+    """A feedback frame as ``{name: frame}``, or a mapping of named frames as is."""
+    if isinstance(test, pd.DataFrame):
+        return {name: test}
+    if isinstance(test, Mapping) and len(test) and all(
+            isinstance(v, pd.DataFrame) for v in test.values()):
+        return {str(k): v for k, v in test.items()}
+    raise ValueError(f"{name} must be a DataFrame or a non-empty mapping name -> DataFrame")
+
+
+def _recall_per_user(users: np.ndarray, pos: np.ndarray, ks: np.ndarray) -> pd.DataFrame:
+    """Per user, the share of its relevant pairs with position < k, for every k in ``ks``."""
+    uniq, inv = np.unique(users, return_inverse=True)
+    n = np.bincount(inv, minlength=len(uniq)).astype(float)
+    order = np.argsort(ks, kind="stable")
+    first = np.searchsorted(ks[order], pos, side="right")  # first sorted k with pos < k
+    width = len(ks) + 1
+    counts = np.bincount(inv * width + first, minlength=len(uniq) * width)
+    hits = np.cumsum(counts.reshape(len(uniq), width)[:, :-1], axis=1)
+    out = np.empty((len(uniq), len(ks)))
+    out[:, order] = hits / n[:, None]
+    return pd.DataFrame(out, index=pd.Index(uniq, name="user"), columns=pd.Index(ks, name="k"))
+
+
+def _curves_frame(frames: dict[str, pd.DataFrame], per_user: bool) -> pd.DataFrame:
+    """Per-user frames of several sets as one frame: stacked, or their means one row per set."""
+    if per_user:
+        return pd.concat(frames, names=["set"])
+    return pd.DataFrame({name: f.mean(axis=0) for name, f in frames.items()}).T.rename_axis("set")
+
+
+def recall_curves(scores, test, ks, *, threshold: float = 4.0,
+                  exclude: pd.DataFrame | None = None, per_user: bool = False) -> pd.DataFrame:
+    r"""Full-catalogue Recall@K for many K at once (one sort per user instead of one per K).
+
+    For every relevant pair of ``test`` the position :math:`Z_{ui}` in the stable descending
+    sort of the user's scores over all items minus ``exclude`` is computed once (ties: smaller
+    item id first, as in :func:`rank_positions`); Recall@K is the mean over users with a
+    relevant test item of the share of their relevant test items with :math:`Z < K`. Each
+    value equals :func:`recbias_tutorial.estimators.aoa` with ``metric="recall"`` and the
+    same ``k``, ``threshold`` and ``exclude``.
+
+    Applied to a randomly exposed set :math:`D_{rand}`, this is the URE estimate of
+    :func:`recbias_tutorial.estimators.ure_recall` (equal to it when the scores have no ties).
+
+    Parameters
+    ----------
+    scores : array (n_users, n_items)
+    test : DataFrame, or mapping name -> DataFrame
+        Pairs with ``user``, ``item``, ``rating``. Several sets share one sort of the scores.
+    ks : sequence of int
+        Cut-offs in 1..n_items.
+    threshold : float
+        A pair is relevant when ``rating >= threshold``.
+    exclude : DataFrame, optional
+        Pairs removed from the candidates (the training pairs). A relevant test pair may not
+        be excluded (ValueError).
+    per_user : bool
+        Return per-user values (for a user-level bootstrap) instead of means.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``per_user=False``: one row per set (index ``set``; ``"test"`` for a single frame),
+        one column per K. ``per_user=True``: rows indexed by (``set``, ``user``).
+
+    Examples
+    --------
+    >>> scores = np.array([[0.9, 0.1, 0.5, 0.3], [0.2, 0.8, 0.4, 0.6]])
+    >>> test = pd.DataFrame({"user": [0, 0, 1], "item": [1, 2, 1], "rating": [5.0, 4.0, 5.0]})
+    >>> recall_curves(scores, test, [1, 2, 4]).loc["test"].tolist()
+    [0.5, 0.75, 1.0]
+    >>> recall_curves(scores, test, [1], exclude=pd.DataFrame({"user": [0], "item": [0]}))[1].item()
+    0.75
+    """
+    scores = check_scores(scores)
+    sets = _as_sets(test, "test")
+    ks = _check_cutoffs(ks, scores.shape[1], "ks")
+    excl = _exclude_matrix(exclude, scores.shape)
+    rels = {}
+    for name, frame in sets.items():
+        label = f"test[{name!r}]" if len(sets) > 1 else "test"
+        rel = _ranking_input(scores, frame, k=None, threshold=threshold, name=label)[2]
+        if excl is not None and excl[rel["user"].to_numpy(), rel["item"].to_numpy()].any():
+            raise ValueError(f"{label} has relevant pairs that are also in exclude")
+        rels[name] = rel
+    pos = np.split(_positions(scores, pd.concat(rels.values()), excl, None, full_sort=True),
+                   np.cumsum([len(r) for r in rels.values()])[:-1])
+    frames = {name: _recall_per_user(rel["user"].to_numpy(np.int64), z, ks)
+              for (name, rel), z in zip(rels.items(), pos)}
+    return _curves_frame(frames, per_user)

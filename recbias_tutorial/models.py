@@ -9,9 +9,15 @@ it has seen. :func:`fit_scores` is the bridge: it fits any
 rule for everything the model cannot score. :func:`score_models` / :func:`iter_scores` do
 the same for many models sharing one Cornac dataset.
 
-The baselines Cornac lacks (:class:`AvgRating`, :class:`PosPop`, :class:`RandomScores`),
-the vectorised per-family scorers and :func:`model_zoo` live in
-:mod:`recbias_tutorial.zoo` and are re-exported here.
+The baselines Cornac lacks (:class:`AvgRating`, :class:`PosPop`, :class:`RandomScores`)
+and :func:`model_zoo` live in :mod:`recbias_tutorial.zoo`, the vectorised per-family scorers
+(:func:`batch_scorer`) in :mod:`recbias_tutorial._scorers`; the debiasing matrix-factorisation
+trainers (:func:`train_mf`, :func:`fit_mf`, :class:`MFResult`, :func:`calibrate_propensity`)
+in :mod:`recbias_tutorial.debiased_mf`. All are re-exported here.
+
+Progress bars are tqdm's plain text bars (``tqdm.std``), also inside notebooks: the widget
+bars of ``tqdm.auto`` need ipywidgets, which the course does not install (widget output
+would need a CDN). Chapters pass ``progress=False``.
 """
 
 from __future__ import annotations
@@ -26,9 +32,10 @@ import numpy as np
 import pandas as pd
 from cornac.exception import ScoreException
 from cornac.models import Recommender
-from tqdm.auto import tqdm
+from tqdm.std import tqdm  # text bar (see the module docstring)
 
 from ._validation import check_feedback
+from .debiased_mf import MFResult, calibrate_propensity, fit_mf, train_mf
 from .zoo import (
     DEFAULT_FAMILIES,
     FAMILIES,
@@ -44,14 +51,18 @@ __all__ = [
     "FAMILIES",
     "UNKNOWN_USER_SCORE",
     "AvgRating",
+    "MFResult",
     "PosPop",
     "RandomScores",
     "batch_scorer",
+    "calibrate_propensity",
+    "fit_mf",
     "fit_scores",
     "iter_scores",
     "model_zoo",
     "score_models",
     "to_cornac_dataset",
+    "train_mf",
 ]
 
 #: Every entry of the row of a user absent from the training data (all items tie).
@@ -331,10 +342,11 @@ def score_models(
     """Fit every model on ``train`` and return ``{name: score matrix}``.
 
     One Cornac dataset is built and shared; models are fitted in place, in mapping order,
-    with a ``tqdm.auto`` progress bar. Seeded models (as in :func:`model_zoo`) make the result
-    deterministic. See :func:`fit_scores` for unknown users / items and non-finite scores.
-    All matrices are kept: the default :func:`model_zoo` on Yahoo! R3 would need 82 x 123 MB
-    = 10 GB, so use :func:`iter_scores` there, which holds one matrix at a time.
+    with a text progress bar (``tqdm.std``, on stderr). Seeded models (as in
+    :func:`model_zoo`) make the result deterministic. See :func:`fit_scores` for unknown
+    users / items and non-finite scores. All matrices are kept: the default
+    :func:`model_zoo` on Yahoo! R3 would need 82 x 123 MB = 10 GB, so use
+    :func:`iter_scores` there, which holds one matrix at a time.
 
     Parameters
     ----------
@@ -347,7 +359,7 @@ def score_models(
     seed : int, optional
         Seed of the shared Cornac dataset's sampling generator.
     progress : bool, default True
-        Show a progress bar.
+        Show a text progress bar (``tqdm.std``) on stderr.
     dtype : numpy dtype, default float64
         dtype of the score matrices.
 

@@ -20,11 +20,13 @@ once per model (:func:`recbias_tutorial.metrics.rank_positions`) and every test 
 evaluated from the positions of its rows by :func:`subset_metrics`, which reproduces
 :func:`recbias_tutorial.metrics.ranking_metrics` exactly.
 
-Cornac's ``UserKNN`` and ``ItemKNN`` score one user at a time and allocate a neighbour
-buffer of the size of the user (item) space for every item, which takes minutes on
-Yahoo! R3. :class:`BatchUserKNN` and :class:`BatchItemKNN` are the same Cornac models
-(same ``fit``, same similarity matrix, same prediction formula) with a vectorised
-``score_batch`` that :func:`recbias_tutorial.models.fit_scores` uses automatically.
+Models are fitted and scored by :func:`recbias_tutorial.models.iter_scores`, which scores
+Cornac's own ``UserKNN`` and ``ItemKNN`` (and the other families of
+:func:`recbias_tutorial.models.batch_scorer`) many users at a time, so the protocol runs on
+plain Cornac models. The splits live in :mod:`recbias_tutorial.protocol_splits` and the
+summary tables (:func:`difference_from_truth`, :func:`mean_difference`, :func:`best_sizes`,
+:func:`wilcoxon_vs_truth`, :func:`kendall_vs_truth`) in :mod:`recbias_tutorial.protocol_tables`;
+both are re-exported here.
 """
 
 from __future__ import annotations
@@ -36,18 +38,23 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from cornac.exception import ScoreException
-from cornac.models import ItemKNN, Recommender, UserKNN
+from cornac.models import Recommender
 
 from . import models as _models
 from . import stats as _stats
 from .datasets import FeedbackData
 from .metrics import rank_positions
-from .sampling import STRATEGIES, intervene, random_split
+from .protocol_splits import ProtocolSplit, _check_seed, restrict_to_mar_users, split_feedback
+from .protocol_tables import (
+    best_sizes,
+    difference_from_truth,
+    kendall_vs_truth,
+    mean_difference,
+    wilcoxon_vs_truth,
+)
+from .sampling import STRATEGIES, intervene
 
 __all__ = [
-    "BatchItemKNN",
-    "BatchUserKNN",
     "METRICS",
     "ProtocolSplit",
     "Repetition",
@@ -69,303 +76,6 @@ __all__ = [
 METRICS: tuple[str, ...] = ("recall", "precision", "ndcg", "map")
 #: The sample sizes rho_p of the paper: 0.1, 0.2, ..., 1.0 (fractions of the held-out set).
 SIZES: tuple[float, ...] = tuple(round(0.1 * i, 1) for i in range(1, 11))
-_EPS_DENOM = 1e-8  # Cornac's compute_score: num / (denom + 1e-8)
-
-
-# --------------------------------------------------------------------------------------
-# vectorised Cornac KNN
-# --------------------------------------------------------------------------------------
-def _top_k_mask(weights: np.ndarray, ratings: np.ndarray, k: int, nonnegative: bool) -> np.ndarray:
-    """Which candidates Cornac's ``TopK`` heap keeps, per row of ``weights``.
-
-    ``weights`` (rows: requests; columns: candidate neighbours in Cornac's insertion order)
-    holds the similarity of each neighbour, 0 for non-candidates (Cornac skips them);
-    ``ratings`` holds each neighbour's rating (the same for every row). Cornac visits the
-    candidates in reverse insertion order and keeps a min-heap of ``(weight, rating)`` pairs,
-    admitting a pair when the heap is not full or its weight is *strictly* above the heap's
-    minimum. Hence it keeps every candidate above the k-th largest weight w*, and among those
-    tied at w* it keeps, of the tied ones among the first k visited candidates with weight
-    >= w*, those with the largest ratings (each later, larger weight evicts the smallest
-    pair). This function returns exactly that set. ``nonnegative`` promises ``weights >= 0``
-    (the default cosine on ratings > 0), which saves a pass.
-    """
-    n = weights.shape[1]
-    cand = weights != 0
-    if n <= k:
-        return cand
-    w = weights if nonnegative else np.where(cand, weights, -np.inf)
-    kth = np.partition(w, n - k, axis=1)[:, n - k]
-    above = w > kth[:, None]
-    tied = w == kth[:, None]
-    room = k - above.sum(axis=1)
-    keep = above | tied
-    excess = np.flatnonzero(np.count_nonzero(tied, axis=1) > room)  # more ties than places
-    if excess.size:
-        a, t = above[excess], tied[excess]
-        visited = np.cumsum((a | t)[:, ::-1], axis=1, dtype=np.int32)[:, ::-1]
-        admitted = t & (visited <= k)  # tied and among the first k visited with weight >= w*
-        # if no candidate is above w*, the k admitted ties are kept; otherwise later, larger
-        # weights evicted the admitted ties with the smallest ratings
-        mixed = np.flatnonzero(a.any(axis=1))
-        if mixed.size:
-            order = np.argsort(-ratings, kind="stable")
-            by_rating = admitted[mixed][:, order]
-            kept = by_rating & (np.cumsum(by_rating, axis=1, dtype=np.int32) <= room[excess[mixed], None])
-            admitted[mixed[:, None], order[None, :]] = kept
-        keep[excess] = a | admitted
-    few = cand.sum(axis=1) <= k  # with at most k candidates all of them are kept
-    if few.any():
-        keep[few] = cand[few]
-    return keep
-
-
-def _knn_average(weights: np.ndarray, ratings: np.ndarray, k: int,
-                 nonnegative: bool = False) -> tuple[np.ndarray, np.ndarray]:
-    """Numerator and denominator of Cornac's weighted average over the top-k neighbours.
-
-    ``weights`` (requests x candidates, in Cornac's insertion order) holds the similarity of
-    each candidate neighbour (0 = not a candidate); ``ratings`` (one per candidate) their
-    mean-centred ratings.
-    """
-    w = weights * _top_k_mask(weights, ratings, k, nonnegative)
-    return w @ ratings, (w if nonnegative else np.abs(w)).sum(axis=1)
-
-
-class _BatchKNNMixin:
-    """``score`` / ``score_batch`` shared by the two vectorised KNN models."""
-
-    def score(self, user_idx: int, item_idx: int | None = None):
-        """Score of ``item_idx`` (or all known items) for ``user_idx``, via :meth:`score_batch`."""
-        if not self.knows_user(user_idx):
-            raise ScoreException(f"Can't make score prediction for (user_id={user_idx})")
-        if item_idx is not None and not self.knows_item(item_idx):
-            raise ScoreException(f"Can't make score prediction for (item_id={item_idx})")
-        row = self.score_batch(np.array([user_idx]))[0]
-        return row if item_idx is None else float(row[item_idx])
-
-
-class BatchUserKNN(_BatchKNNMixin, UserKNN):
-    """Cornac's ``UserKNN`` with a vectorised ``score_batch``: same fit, same scores.
-
-    For user *u* and item *i*, the candidate neighbours are the users who rated *i* in
-    training with a non-zero similarity to *u*; Cornac keeps *k* of them with its ``TopK``
-    heap and scores ``mean_u + sum(sim * centred rating) / (sum(|sim|) + 1e-8)``
-    (``cornac.models.knn.similarity.compute_score``). This class computes the same set of
-    neighbours, including Cornac's order-dependent choice among neighbours tied with the
-    *k*-th similarity (frequent: Cornac's cosine is computed over co-rated items only, so on
-    sparse data many similarities are exactly 1), with matrix products for items with at
-    most *k* raters and one vectorised top-k per remaining item. Scores equal Cornac's up to
-    floating-point summation order; ``tests/test_protocols.py`` checks it.
-
-    Parameters are those of :class:`cornac.models.UserKNN` (``verbose`` defaults to False).
-
-    Examples
-    --------
-    >>> import pandas as pd
-    >>> from recbias_tutorial.models import fit_scores
-    >>> train = pd.DataFrame({"user": [0, 0, 1, 1, 2], "item": [0, 1, 0, 2, 1],
-    ...                       "rating": [5.0, 3.0, 4.0, 2.0, 4.0]})
-    >>> fit_scores(BatchUserKNN(k=2), train, n_users=3, n_items=3).shape
-    (3, 3)
-    """
-
-    def __init__(self, name: str = "UserKNN", k: int = 20, *, verbose: bool = False, **kwargs: Any) -> None:
-        super().__init__(name=name, k=k, verbose=verbose, **kwargs)
-
-    def score_batch(self, user_indices: np.ndarray) -> np.ndarray:
-        """Scores of all known items for several users (Cornac indices) at once."""
-        users = np.asarray(user_indices, dtype=np.int64)
-        iu = self.iu_mat  # row i: raters of item i (centred ratings) in Cornac's insertion order
-        pattern = iu.copy()
-        pattern.data = np.ones_like(pattern.data)
-        sims = self.sim_mat[users].toarray()  # (batch, n_users)
-        sims_t = np.ascontiguousarray(sims.T)  # (n_users, batch): fast gathers of raters
-        # first every candidate (rater with a non-zero similarity) is a neighbour ...
-        num = np.asarray(iu @ sims.T).T
-        den = np.asarray(pattern @ np.abs(sims).T).T
-        n_cand = np.asarray(pattern @ (sims != 0).T.astype(np.float64)).T
-        # ... then redo the (user, item) pairs with more than k candidates, item by item
-        crowded = n_cand > self.k
-        nonnegative = bool(self.sim_mat.data.min(initial=0.0) >= 0)
-        for i in np.flatnonzero(crowded.any(axis=0)):
-            rows = np.flatnonzero(crowded[:, i])
-            lo, hi = iu.indptr[i], iu.indptr[i + 1]
-            weights = sims_t.take(iu.indices[lo:hi], axis=0).take(rows, axis=1).T.copy()
-            num[rows, i], den[rows, i] = _knn_average(weights, iu.data[lo:hi], self.k, nonnegative)
-        return self.mean_arr[users][:, None] + num / (den + _EPS_DENOM)
-
-
-class BatchItemKNN(_BatchKNNMixin, ItemKNN):
-    """Cornac's ``ItemKNN`` with a vectorised ``score_batch``: same fit, same scores.
-
-    For user *u* and item *i*, the candidate neighbours are the items *u* rated in training
-    with a non-zero similarity to *i*; Cornac keeps *k* of them (see :class:`BatchUserKNN` for
-    the tie rule, reproduced here) and scores ``mean_u + sum(sim * centred rating) /
-    (sum(|sim|) + 1e-8)``. Users with at most *k* training ratings are scored by two matrix
-    products, the others by one vectorised top-k each.
-
-    Parameters are those of :class:`cornac.models.ItemKNN` (``verbose`` defaults to False).
-
-    Examples
-    --------
-    >>> import pandas as pd
-    >>> from recbias_tutorial.models import fit_scores
-    >>> train = pd.DataFrame({"user": [0, 0, 1, 1, 2], "item": [0, 1, 0, 2, 1],
-    ...                       "rating": [5.0, 3.0, 4.0, 2.0, 4.0]})
-    >>> fit_scores(BatchItemKNN(k=2), train, n_users=3, n_items=3).shape
-    (3, 3)
-    """
-
-    def __init__(self, name: str = "ItemKNN", k: int = 20, *, verbose: bool = False, **kwargs: Any) -> None:
-        super().__init__(name=name, k=k, verbose=verbose, **kwargs)
-
-    def score_batch(self, user_indices: np.ndarray) -> np.ndarray:
-        """Scores of all known items for several users (Cornac indices) at once."""
-        users = np.asarray(user_indices, dtype=np.int64)
-        if not self.sim_mat.has_sorted_indices:  # Cornac visits sim_mat rows in stored order
-            return np.stack([ItemKNN.score(self, int(u)) for u in users])
-        ratings = self.ui_mat[users].tocsr()  # centred; Cornac stores exact means as EPS
-        ratings.sort_indices()  # candidates in sim_mat's (ascending) column order
-        sims = self.sim_mat.toarray()  # (n_items, n_items); row i = similarities to item i
-        nonnegative = bool(self.sim_mat.data.min(initial=0.0) >= 0)
-        n_rated = np.diff(ratings.indptr)
-        out = np.empty((len(users), self.num_items))
-        few = np.flatnonzero(n_rated <= self.k)
-        if few.size:  # every rated non-zero-similarity item is a neighbour
-            sub = ratings[few]
-            pattern = sub.copy()
-            pattern.data = np.ones_like(pattern.data)
-            num = np.asarray(sub @ sims.T)
-            den = np.asarray(pattern @ np.abs(sims).T)
-            out[few] = num / (den + _EPS_DENOM)
-        for r in np.flatnonzero(n_rated > self.k):
-            lo, hi = ratings.indptr[r], ratings.indptr[r + 1]
-            num, den = _knn_average(sims[:, ratings.indices[lo:hi]], ratings.data[lo:hi], self.k,
-                                    nonnegative)
-            out[r] = num / (den + _EPS_DENOM)
-        return self.mean_arr[users][:, None] + out
-
-
-# --------------------------------------------------------------------------------------
-# data preparation and splits
-# --------------------------------------------------------------------------------------
-def _check_seed(seed: Any, name: str = "seed") -> int:
-    if isinstance(seed, bool) or not isinstance(seed, Integral) or seed < 0:
-        raise ValueError(f"{name} must be a non-negative int, got {seed!r}")
-    return int(seed)
-
-
-def restrict_to_mar_users(data: FeedbackData, *, n_users: int | None = None,
-                          seed: int | None = None) -> FeedbackData:
-    """Keep only the users who have MAR feedback (optionally a random subset of them).
-
-    Users are re-indexed ``0..n-1`` in increasing order of their original id; items keep
-    their ids. The MNAR log is restricted to the kept users, so the protocol runs on "the
-    MNAR log of the users with MAR data". ``info["user_ids"]`` holds the original ids.
-
-    Parameters
-    ----------
-    data : FeedbackData
-        A dataset with a MAR part (Coat, Yahoo! R3).
-    n_users : int, optional
-        Keep a uniformly random subset of this many of those users (seeded by ``seed``).
-    seed : int, optional
-        Seed of the subset; required with ``n_users``.
-
-    Examples
-    --------
-    >>> import pandas as pd
-    >>> f = lambda u, i: pd.DataFrame({"user": u, "item": i, "rating": 4.0})
-    >>> data = FeedbackData("toy", 4, 2, mnar=f([0, 1, 3, 3], [0, 1, 0, 1]), mar=f([1, 3], [0, 0]))
-    >>> small = restrict_to_mar_users(data)
-    >>> small.n_users, small.mnar["user"].tolist(), small.info["user_ids"].tolist()
-    (2, [0, 1, 1], [1, 3])
-    """
-    if not isinstance(data, FeedbackData):
-        raise ValueError(f"data must be a FeedbackData, got {type(data).__name__}")
-    if data.mar is None or len(data.mar) == 0:
-        raise ValueError(f"data ({data.name}) has no MAR feedback to restrict to")
-    users = np.unique(data.mar["user"].to_numpy(np.int64))
-    if n_users is not None:
-        if isinstance(n_users, bool) or not isinstance(n_users, Integral) or not 0 < n_users <= users.size:
-            raise ValueError(f"n_users must be an int in [1, {users.size}], got {n_users!r}")
-        rng = np.random.default_rng(_check_seed(seed))
-        users = np.sort(rng.choice(users, size=int(n_users), replace=False))
-    new_id = np.full(data.n_users, -1, dtype=np.int64)
-    new_id[users] = np.arange(users.size)
-
-    def keep(frame: pd.DataFrame | None) -> pd.DataFrame | None:
-        if frame is None:
-            return None
-        out = frame[new_id[frame["user"].to_numpy(np.int64)] >= 0].copy()
-        out["user"] = new_id[out["user"].to_numpy(np.int64)]
-        return out.reset_index(drop=True)
-
-    suffix = "users with MAR data" if n_users is None else f"{users.size} random users with MAR data"
-    return dataclasses.replace(
-        data, name=f"{data.name} ({suffix})", n_users=int(users.size), mnar=keep(data.mnar),
-        mar=keep(data.mar), full=keep(data.full),
-        propensity=None if data.propensity is None else data.propensity[users],
-        info={**data.info, "user_ids": users},
-    )
-
-
-@dataclasses.dataclass(frozen=True, eq=False)
-class ProtocolSplit:
-    """The five parts of one repetition (each with a fresh ``RangeIndex``).
-
-    Attributes
-    ----------
-    train : DataFrame
-        :math:`D_{tr}`, MNAR training data (60% of the MNAR log by default).
-    heldout : DataFrame
-        :math:`D_{he}`, MNAR held-out data the intervened test sets are drawn from.
-    weights : DataFrame
-        :math:`D_w`, MAR data used only for the WTD weights.
-    val : DataFrame
-        :math:`D_{val}`, MAR data for hyper-parameter selection.
-    gt : DataFrame
-        :math:`D_{gt}`, MAR ground truth.
-    seed : int
-        Seed of the split.
-    """
-
-    train: pd.DataFrame
-    heldout: pd.DataFrame
-    weights: pd.DataFrame
-    val: pd.DataFrame
-    gt: pd.DataFrame
-    seed: int
-
-
-def split_feedback(data: FeedbackData, *, seed: int, mnar_fractions: Sequence[float] = (0.6, 0.4),
-                   mar_fractions: Sequence[float] = (0.15, 0.15, 0.7)) -> ProtocolSplit:
-    """Split MNAR into D_tr / D_he and MAR into D_w / D_val / D_gt, uniformly at random.
-
-    Uses :func:`recbias_tutorial.sampling.random_split` twice with one generator seeded by
-    ``seed`` (MNAR first, then MAR).
-
-    Examples
-    --------
-    >>> from recbias_tutorial.simulate import simulate
-    >>> split = split_feedback(simulate(50, 40, seed=0), seed=1)
-    >>> round(len(split.train) / (len(split.train) + len(split.heldout)), 1)
-    0.6
-    """
-    if not isinstance(data, FeedbackData):
-        raise ValueError(f"data must be a FeedbackData, got {type(data).__name__}")
-    if data.mar is None or len(data.mar) == 0:
-        raise ValueError(f"data ({data.name}) has no MAR feedback: the protocol needs D_w, D_val, D_gt")
-    if len(mnar_fractions) != 2:
-        raise ValueError(f"mnar_fractions must have 2 parts (train, heldout), got {mnar_fractions!r}")
-    if len(mar_fractions) != 3:
-        raise ValueError(f"mar_fractions must have 3 parts (weights, val, gt), got {mar_fractions!r}")
-    seed = _check_seed(seed)
-    rng = np.random.default_rng(seed)
-    train, heldout = random_split(data.mnar, mnar_fractions, seed=rng)
-    weights, val, gt = random_split(data.mar, mar_fractions, seed=rng)
-    parts = [p.reset_index(drop=True) for p in (train, heldout, weights, val, gt)]
-    return ProtocolSplit(*parts, seed=seed)
 
 
 # --------------------------------------------------------------------------------------
@@ -495,7 +205,7 @@ def tune(data: FeedbackData, candidates: Mapping[str, Mapping[str, ModelFactory]
     ----------
     data : FeedbackData
     candidates : mapping model -> mapping setting label -> model factory
-        E.g. ``{"UserKNN": {"k=20": lambda: BatchUserKNN(k=20), ...}, ...}``.
+        E.g. ``{"UserKNN": {"k=20": lambda: UserKNN(k=20, verbose=False), ...}, ...}``.
     seed : int
         Seed of :func:`split_feedback` (the paper tunes on one repetition's D_val).
     k : int, default 10
@@ -671,153 +381,3 @@ def run_protocol(data: FeedbackData, factories: Mapping[str, ModelFactory], *, s
     reps = [run_repetition(data, factories, seed=s, **kwargs) for s in seeds]
     return Repetition(*(pd.concat([getattr(r, f.name) for r in reps], ignore_index=True)
                         for f in dataclasses.fields(Repetition)))
-
-
-# --------------------------------------------------------------------------------------
-# summaries: the paper's tables and figures
-# --------------------------------------------------------------------------------------
-def _check_metrics_frame(metrics: Any) -> pd.DataFrame:
-    needed = {"seed", "model", "strategy", "size", "metric", "value"}
-    if not isinstance(metrics, pd.DataFrame) or not needed <= set(metrics.columns):
-        raise ValueError(f"metrics must be a DataFrame with columns {sorted(needed)} (Repetition.metrics)")
-    if not (metrics["strategy"] == "gt").any():
-        raise ValueError("metrics has no ground-truth rows (strategy == 'gt')")
-    return metrics
-
-
-def difference_from_truth(metrics: pd.DataFrame) -> pd.DataFrame:
-    """Each intervened value next to its ground truth, with the percentage difference.
-
-    ``pct_diff = 100 * (value - truth) / truth``, paired by seed, model and metric.
-
-    Examples
-    --------
-    >>> m = pd.DataFrame({"seed": 0, "model": "a", "metric": "recall", "strategy": ["gt", "reg"],
-    ...                   "size": 1.0, "value": [0.2, 0.3]})
-    >>> difference_from_truth(m)["pct_diff"].round(6).tolist()
-    [50.0]
-    """
-    metrics = _check_metrics_frame(metrics)
-    truth = metrics[metrics["strategy"] == "gt"][["seed", "model", "metric", "value"]].rename(columns={"value": "truth"})
-    out = metrics[metrics["strategy"] != "gt"].merge(truth, on=["seed", "model", "metric"], how="left")
-    with np.errstate(divide="ignore", invalid="ignore"):
-        out["pct_diff"] = 100.0 * (out["value"] - out["truth"]) / out["truth"]
-    return out
-
-
-def mean_difference(diff: pd.DataFrame) -> pd.DataFrame:
-    """Average over seeds, then the percentage difference of the averages.
-
-    For each model, metric, strategy and size: the mean value on the intervened test sets,
-    the mean ground truth and ``pct_diff = 100 * (mean value - mean truth) / mean truth``
-    (robust to a repetition whose ground truth is 0), with ``n_seeds``.
-
-    Examples
-    --------
-    >>> d = pd.DataFrame({"model": "a", "metric": "recall", "strategy": "reg", "size": 1.0,
-    ...                   "seed": [0, 1], "value": [0.3, 0.5], "truth": [0.2, 0.2]})
-    >>> mean_difference(d)["pct_diff"].tolist()
-    [100.0]
-    """
-    needed = {"model", "metric", "strategy", "size", "seed", "value", "truth"}
-    if not isinstance(diff, pd.DataFrame) or not needed <= set(diff.columns):
-        raise ValueError(f"diff must be a DataFrame with columns {sorted(needed)} (difference_from_truth)")
-    g = diff.groupby(["model", "metric", "strategy", "size"], sort=False)
-    out = g.agg(value=("value", "mean"), truth=("truth", "mean"), n_seeds=("seed", "nunique")).reset_index()
-    with np.errstate(divide="ignore", invalid="ignore"):
-        out["pct_diff"] = 100.0 * (out["value"] - out["truth"]) / out["truth"]
-    return out
-
-
-def best_sizes(diff: pd.DataFrame, *, metric: str = "recall") -> pd.Series:
-    """Per strategy, the sample size whose seed-averaged value is closest to the truth.
-
-    Uses :func:`mean_difference` and takes, per strategy, the size with the smallest
-    |percentage difference| averaged over models: one size per strategy (a protocol setting,
-    not a per-model choice).
-
-    Examples
-    --------
-    >>> d = pd.DataFrame({"model": "a", "metric": "recall", "strategy": "reg", "size": [0.5, 1.0],
-    ...                   "seed": 0, "value": [0.194, 0.202], "truth": 0.2})
-    >>> best_sizes(d).to_dict()
-    {'reg': 1.0}
-    """
-    means = mean_difference(diff)
-    sub = means[means["metric"] == metric]
-    if sub.empty:
-        raise ValueError(f"diff has no rows for metric={metric!r}")
-    mean_abs = sub.assign(abs_pct=sub["pct_diff"].abs()).groupby(["strategy", "size"])["abs_pct"].mean()
-    return mean_abs.groupby(level="strategy").idxmin().map(lambda key: key[1]).rename("size")
-
-
-def wilcoxon_vs_truth(diff: pd.DataFrame, sizes: Mapping[str, float], *, metric: str = "recall") -> pd.DataFrame:
-    """Paired Wilcoxon signed-rank test, over seeds, of each strategy against D_gt.
-
-    For every model and strategy (at ``sizes[strategy]``), the values on the intervened test
-    sets of the repetitions are paired with the ground truth of the same repetitions.
-    With ``n`` repetitions the smallest attainable two-sided p-value is ``2 / 2**n``.
-
-    Returns
-    -------
-    DataFrame
-        ``model, strategy, size, n, mean_pct_diff, statistic, p_value`` (p = 1 when every
-        difference is 0).
-
-    Examples
-    --------
-    >>> d = pd.DataFrame({"model": "a", "strategy": "reg", "size": 1.0, "metric": "recall",
-    ...                   "seed": range(6), "value": [1.0, 2, 3, 4, 5, 6], "truth": [2.1, 3.2, 4.3, 5.4, 6.5, 7.6]})
-    >>> d["pct_diff"] = 100 * (d["value"] - d["truth"]) / d["truth"]
-    >>> float(round(wilcoxon_vs_truth(d, {"reg": 1.0})["p_value"].iloc[0], 4))
-    0.0312
-    """
-    rows = []
-    sub = diff[diff["metric"] == metric]
-    for (model, strategy), g in sub.groupby(["model", "strategy"], sort=False):
-        if strategy not in sizes:
-            continue
-        g = g[np.isclose(g["size"], sizes[strategy])].sort_values("seed")
-        x, y = g["value"].to_numpy(float), g["truth"].to_numpy(float)
-        if len(g) == 0:
-            continue
-        if np.all(x == y):
-            stat, p = 0.0, 1.0
-        else:
-            stat, p = _stats.paired_wilcoxon(x, y)
-        rows.append({"model": model, "strategy": strategy, "size": sizes[strategy], "n": len(g),
-                     "mean_pct_diff": float(g["pct_diff"].mean()), "statistic": stat, "p_value": p})
-    return pd.DataFrame(rows)
-
-
-def kendall_vs_truth(metrics: pd.DataFrame, *, metric: str = "recall") -> pd.DataFrame:
-    """Kendall's tau-b between the model ranking on each test set and on D_gt, per seed.
-
-    Returns
-    -------
-    DataFrame
-        ``seed, strategy, size, tau`` (NaN when a ranking is constant).
-
-    Examples
-    --------
-    >>> m = pd.DataFrame({"seed": 0, "metric": "recall", "model": ["a", "b", "c"] * 2,
-    ...                   "strategy": ["gt"] * 3 + ["reg"] * 3, "size": 1.0,
-    ...                   "value": [0.1, 0.2, 0.3, 0.5, 0.6, 0.4]})
-    >>> float(round(kendall_vs_truth(m)["tau"].iloc[0], 4))  # a < b but c moved from top to bottom
-    -0.3333
-    """
-    metrics = _check_metrics_frame(metrics)
-    sub = metrics[metrics["metric"] == metric]
-    if sub.empty:
-        raise ValueError(f"metrics has no rows for metric={metric!r}")
-    truth = sub[sub["strategy"] == "gt"].set_index(["seed", "model"])["value"]
-    rows = []
-    for (seed, strategy, size), g in sub[sub["strategy"] != "gt"].groupby(["seed", "strategy", "size"], sort=False):
-        est = g.set_index("model")["value"]
-        ref = truth.loc[seed].reindex(est.index)
-        if est.nunique() < 2 or ref.nunique() < 2:
-            tau = float("nan")
-        else:
-            tau = _stats.kendall_tau(ref, est)[0]
-        rows.append({"seed": seed, "strategy": strategy, "size": size, "tau": tau})
-    return pd.DataFrame(rows)

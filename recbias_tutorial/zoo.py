@@ -4,9 +4,10 @@
   :class:`cornac.models.Recommender` subclasses: they work in Cornac's own evaluation
   (:func:`cornac.eval_methods.ranking_eval`, :class:`cornac.Experiment`) and in
   :func:`recbias_tutorial.models.fit_scores`.
-* :func:`batch_scorer` gives, for a fitted model, a function scoring many users at once. It
-  reproduces the family's ``score(user_idx)`` (up to floating-point summation order) and is
-  what makes scoring a whole zoo on Yahoo! R3 take seconds instead of minutes.
+* :func:`batch_scorer` (defined in :mod:`recbias_tutorial._scorers`, re-exported here) gives,
+  for a fitted model, a function scoring many users at once. It reproduces the family's
+  ``score(user_idx)`` (up to floating-point summation order) and is what makes scoring a
+  whole zoo on Yahoo! R3 take seconds instead of minutes.
 * :func:`model_zoo` builds many seeded models of the Cornac families that train in seconds
   on a CPU; fit and score them with :func:`recbias_tutorial.models.score_models`.
 
@@ -23,6 +24,8 @@ import numpy as np
 from cornac.exception import ScoreException
 from cornac.models import Recommender
 
+from ._scorers import _f64, batch_scorer
+
 __all__ = [
     "DEFAULT_FAMILIES",
     "FAMILIES",
@@ -32,12 +35,6 @@ __all__ = [
     "batch_scorer",
     "model_zoo",
 ]
-
-BatchScorer = Callable[[np.ndarray], np.ndarray]
-
-
-def _f64(a: Any) -> np.ndarray:
-    return np.asarray(a, dtype=np.float64)
 
 
 def _int64(a: Any) -> np.ndarray:
@@ -212,166 +209,6 @@ class RandomScores(Recommender):
 
 
 # --------------------------------------------------------------------------------------
-# vectorised scoring of Cornac families
-# --------------------------------------------------------------------------------------
-def _mf_scorer(m: Any) -> BatchScorer:  # MF, SVD, NMF: mu + b_i + b_u + p_u.q_i
-    U, V, bu = _f64(m.u_factors), _f64(m.i_factors).T, _f64(m.u_biases)
-    base = float(m.global_mean) + _f64(m.i_biases)
-    return lambda users: U[users] @ V + base + bu[users, None]
-
-
-def _bpr_scorer(m: Any) -> BatchScorer:  # BPR, WBPR, MMMF: b_i + p_u.q_i
-    U, V, bi = _f64(m.u_factors), _f64(m.i_factors).T, _f64(m.i_biases)
-    return lambda users: U[users] @ V + bi
-
-
-def _dot_scorer(user_attr: str, item_attr: str) -> Callable[[Any], BatchScorer]:
-    def prepare(m: Any) -> BatchScorer:  # PMF (U, V), HPF (Theta, Beta)
-        U, V = _f64(getattr(m, user_attr)), _f64(getattr(m, item_attr)).T
-        return lambda users: U[users] @ V
-
-    return prepare
-
-
-def _ease_scorer(m: Any) -> BatchScorer:
-    X, B = m.U.tocsr(), _f64(m.B)
-    return lambda users: _f64(X[users] @ B)
-
-
-def _baseline_scorer(m: Any) -> BatchScorer:  # BaselineOnly: mu + b_i + b_u
-    base, bu = float(m.global_mean) + _f64(m.i_biases), _f64(m.u_biases)
-    return lambda users: base + bu[users, None]
-
-
-def _mostpop_scorer(m: Any) -> BatchScorer:
-    pop = _f64(m.item_pop)
-    return lambda users: np.broadcast_to(pop, (len(users), pop.size))
-
-
-def _globalavg_scorer(m: Any) -> BatchScorer:
-    return lambda users: np.full((len(users), m.num_items), float(m.global_mean))
-
-
-_ITEMKNN_DENSE_MAX = 5000  # dense item-item similarity up to 5,000 items (200 MB)
-
-
-def _itemknn_scorer(m: Any) -> BatchScorer | None:
-    """Cornac's ``ItemKNN.score`` for many users, reproduced exactly.
-
-    Cornac (``knn.similarity.compute_score``) scores item *i* for user *u* as
-    ``mean_u + Σ w·r / (Σ|w| + 1e-8)`` over *k* neighbours *j* of *i* among the items *u*
-    rated, with ``w = sim(i, j) != 0`` and ``r`` = *u*'s centred rating of *j*. A ``TopK``
-    heap fed in descending *j* order picks them: it keeps every candidate above the *k*-th
-    largest similarity ``s``; a candidate tied at ``s`` is admitted iff fewer than *k*
-    candidates with ``w >= s`` precede it, and of the admitted ties the ``k - #{w > s}`` with
-    the largest ``r`` stay. Ties are frequent (Cornac's cosine runs over co-rated entries
-    only, so many similarities are exactly 1). Users with at most *k* ratings need no
-    selection and are scored by two sparse-dense products.
-    """
-    sim_csr = m.sim_mat
-    if m.num_items > _ITEMKNN_DENSE_MAX or not sim_csr.has_sorted_indices:
-        return None  # fall back to Cornac's per-user score
-    k = int(m.k)
-    sim_t = _f64(sim_csr.toarray()).T  # sim_t[j, i] = sim(i, j)
-    abs_sim_t = np.abs(sim_t)
-    ui = m.ui_mat.tocsr()
-    mean = _f64(m.mean_arr)
-
-    nonneg = bool(sim_t.min() >= 0)  # cosine on positive ratings: zero = not a candidate
-
-    def one_user(u: int) -> np.ndarray:
-        lo, hi = ui.indptr[u], ui.indptr[u + 1]
-        visit = np.argsort(-ui.indices[lo:hi], kind="stable")  # Cornac visits by descending id
-        rated, r = ui.indices[lo:hi][visit], _f64(ui.data[lo:hi])[visit]
-        w = sim_t[rated]  # (n_rated, n_items)
-        if not (nonneg and r.all()):
-            w = np.where((r != 0)[:, None], w, 0.0)
-        cand = w != 0
-        key = w if nonneg else np.where(cand, w, -np.inf)
-        s = np.partition(key, r.size - k, axis=0)[r.size - k]  # k-th largest per item
-        above, tied = key > s, key == s
-        n_above = above.sum(axis=0)
-        many = cand.sum(axis=0) > k
-        keep = np.where(many, above | tied, cand)
-        straddle = np.flatnonzero(many & (n_above + tied.sum(axis=0) > k))
-        if straddle.size:  # Cornac's tie rule, on the items where it matters
-            tie, ge = tied[:, straddle], keep[:, straddle]
-            admitted = tie & (np.cumsum(ge, axis=0, dtype=np.int32) - ge < k)
-            by_r = np.argsort(-r, kind="stable")
-            adm = admitted[by_r]
-            kept = adm & (np.cumsum(adm, axis=0, dtype=np.int32) <= k - n_above[straddle])
-            ties_kept = np.empty_like(kept)
-            ties_kept[by_r] = kept
-            keep[:, straddle] = above[:, straddle] | ties_kept
-        w = w * keep
-        return mean[u] + (r @ w) / (np.abs(w).sum(axis=0) + 1e-8)
-
-    def score(users: np.ndarray) -> np.ndarray:
-        out = np.empty((len(users), m.num_items))
-        sub = ui[users]
-        n_rated = np.diff(sub.indptr)
-        few = np.flatnonzero(n_rated <= k)
-        if few.size:  # every rated item with a non-zero similarity is a neighbour
-            X = sub[few]
-            P = X.copy()
-            P.data = (X.data != 0).astype(np.float64)
-            out[few] = mean[users[few], None] + (X @ sim_t) / (P @ abs_sim_t + 1e-8)
-        for row in np.flatnonzero(n_rated > k).tolist():
-            out[row] = one_user(int(users[row]))
-        return out
-
-    return score
-
-
-def _preparers() -> dict[Any, Callable[[Any], BatchScorer | None]]:
-    M = cornac.models
-    return {
-        M.MF.score: _mf_scorer,  # also SVD
-        M.NMF.score: _mf_scorer,
-        M.BPR.score: _bpr_scorer,  # also WBPR, MMMF
-        M.PMF.score: _dot_scorer("U", "V"),
-        M.HPF.score: _dot_scorer("Theta", "Beta"),
-        M.EASE.score: _ease_scorer,
-        M.BaselineOnly.score: _baseline_scorer,
-        M.MostPop.score: _mostpop_scorer,
-        M.GlobalAvg.score: _globalavg_scorer,
-        M.ItemKNN.score: _itemknn_scorer,
-    }
-
-
-_PREPARERS = _preparers()
-
-
-def batch_scorer(model: Recommender) -> BatchScorer | None:
-    """A function scoring many users at once for a fitted model, or None.
-
-    The function maps an int array of Cornac user indices to a ``(len(users), n)`` array of
-    scores of the model's known items (Cornac's item order), equal to stacking
-    ``model.score(u)`` up to floating-point summation order. It is the model's own
-    ``score_batch`` method when it has one (the baselines here do), else a vectorised copy of
-    the ``score`` of a known Cornac family (MF, SVD, NMF, PMF, BPR, WBPR, MMMF, HPF, EASE,
-    BaselineOnly, MostPop, GlobalAvg, ItemKNN), matched on the ``score`` function itself so
-    that a subclass overriding ``score`` gets None (use the per-user loop).
-
-    Examples
-    --------
-    >>> import pandas as pd
-    >>> from recbias_tutorial.models import to_cornac_dataset
-    >>> ds = to_cornac_dataset(pd.DataFrame({"user": [0, 1], "item": [1, 0], "rating": [4.0, 2.0]}),
-    ...                        n_users=2, n_items=2)
-    >>> model = cornac.models.BaselineOnly(seed=0).fit(ds)
-    >>> import numpy as np
-    >>> bool(np.allclose(batch_scorer(model)(np.array([1])), model.score(1)))
-    True
-    """
-    own = getattr(model, "score_batch", None)
-    if callable(own):
-        return own
-    prepare = _PREPARERS.get(getattr(type(model), "score", None))
-    return None if prepare is None else prepare(model)
-
-
-# --------------------------------------------------------------------------------------
 # the zoo
 # --------------------------------------------------------------------------------------
 # Training budgets (see model_zoo's docstring for the measured times): the default zoo
@@ -410,14 +247,15 @@ _SINGLE: dict[str, Callable[[int], Recommender]] = {
 }
 _KNN: dict[str, Callable[[int, int], Recommender]] = {
     "ItemKNN": lambda k, s: _M.ItemKNN(name=f"ItemKNN-{k}", k=k, verbose=False, seed=s),
-    # UserKNN's dense user-user similarity: on Yahoo! R3 20 s and 7 GB to fit, and Cornac's
-    # per-user scoring takes ~4 min (no vectorised scorer here)
+    # UserKNN's dense user-user similarity: on Yahoo! R3 20 s and 7 GB to fit (its scoring is
+    # vectorised by batch_scorer)
     "UserKNN": lambda k, s: _M.UserKNN(name=f"UserKNN-{k}", k=k, verbose=False, seed=s),
 }
 
 #: Every family :func:`model_zoo` can build, in zoo order.
 FAMILIES: tuple[str, ...] = (*_SINGLE, *_LATENT, "EASE", *_KNN)
-#: Families built by default: all but the two that take minutes on Yahoo! R3 (HPF, UserKNN).
+#: Families built by default: all but the two that are slow or memory-hungry on Yahoo! R3
+#: (HPF, UserKNN).
 DEFAULT_FAMILIES: tuple[str, ...] = tuple(f for f in FAMILIES if f not in ("HPF", "UserKNN"))
 
 
@@ -460,10 +298,10 @@ def model_zoo(
     items, 311,704 ratings) took 104 s of CPU on one core: about 11-15 s for each
     latent-factor family over its ten sizes (MF 11, SVD 11, NMF 15, PMF 15, BPR 11, WBPR 13,
     MMMF 12), 11 s for ItemKNN-20 and -100, 4 s for the four EASE and 2 s for the six
-    non-personalised models. Two families are left out by default because they take minutes
-    there: ``HPF`` (about 2 s + 1.4 s per iteration per 10 factors: HPF-10 10 s, HPF-50 38 s)
-    and ``UserKNN`` (a dense 15,400² similarity: 20 s and 7 GB to fit, then about 4 minutes
-    in Cornac's per-user scoring, which has no vectorised replacement here).
+    non-personalised models. Two families are left out by default: ``HPF``, which takes
+    minutes there (about 2 s + 1.4 s per iteration per 10 factors: HPF-10 10 s, HPF-50 38 s),
+    and ``UserKNN``, whose dense 15,400² similarity takes 20 s and 7 GB to fit (its scoring,
+    by :func:`batch_scorer`, is vectorised).
 
     Epoch counts are small and learning rates raised to match (MF / SVD 20 epochs, NMF 10,
     BPR / WBPR / MMMF 5 at learning rate 0.1, PMF 2 at 0.01, HPF 5, BaselineOnly 20): the zoo

@@ -1,20 +1,13 @@
-"""Debiased MF trainers and the many-cut-off evaluation helpers of recbias_tutorial.debiased_mf."""
+"""Debiased MF trainers of recbias_tutorial.debiased_mf."""
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from recbias_tutorial import estimators as est
-from recbias_tutorial.debiased_mf import (
-    calibrate_propensity,
-    fit_mf,
-    kbar_curves,
-    recall_curves,
-    train_mf,
-    user_bootstrap,
-)
+from recbias_tutorial.debiased_mf import calibrate_propensity, fit_mf, train_mf
+from recbias_tutorial.metrics import recall_curves
 from recbias_tutorial.propensity import popularity_propensity
-from recbias_tutorial.simulate import sample_random_exposure, simulate
+from recbias_tutorial.simulate import simulate
 
 
 def _pairs(frame, n_items):
@@ -165,104 +158,3 @@ def test_trainer_refuses_bad_frames():
         fit_mf(pd.concat([TINY, TINY]), n_users=3, n_items=4, seed=0)
     with pytest.raises(ValueError, match="DataFrame"):
         fit_mf(TINY.to_numpy(), n_users=3, n_items=4, seed=0)
-
-
-# --- recall_curves / kbar_curves / user_bootstrap ------------------------------------------
-@pytest.fixture(scope="module")
-def small_eval():
-    w = simulate(120, 90, seed=4, mean_ratings_per_user=10.0)
-    rng = np.random.default_rng(0)
-    train = w.mnar
-    test = w.full[~np.isin(_pairs(w.full, w.n_items), _pairs(train, w.n_items))]
-    test = test.reset_index(drop=True)
-    tied = np.round(rng.random((w.n_users, w.n_items)), 1)  # many ties
-    smooth = rng.random((w.n_users, w.n_items))
-    d_rand = sample_random_exposure(test, 12, seed=1)
-    return w, train, test, d_rand, {"tied": tied, "smooth": smooth}
-
-
-@pytest.mark.parametrize("name", ["tied", "smooth"])
-def test_recall_curves_equal_aoa_for_every_k(small_eval, name):
-    w, train, test, d_rand, scores = small_eval
-    ks = [1, 3, 10, 40, 90]
-    curves = recall_curves(scores[name], {"full": test, "rand": d_rand}, ks, exclude=train)
-    for k in ks:
-        assert curves.loc["full", k] == pytest.approx(est.aoa(scores[name], test, k=k, exclude=train))
-        assert curves.loc["rand", k] == pytest.approx(est.aoa(scores[name], d_rand, k=k,
-                                                              exclude=train))
-
-
-def test_recall_curves_on_random_data_are_ure_without_ties(small_eval):
-    w, train, _, d_rand, scores = small_eval
-    ks = [1, 5, 20]
-    curves = recall_curves(scores["smooth"], d_rand, ks, exclude=train)
-    for k in ks:
-        assert curves.loc["test", k] == pytest.approx(
-            est.ure_recall(scores["smooth"], d_rand, k=k, exclude=train))
-
-
-@pytest.mark.parametrize("name", ["tied", "smooth"])
-def test_kbar_curves_equal_recall_at_kbar(small_eval, name):
-    *_, d_rand, scores = small_eval
-    curves = kbar_curves(scores[name], d_rand, [1, 2, 5, 12, 30])
-    for kb in (1, 2, 5, 12, 30):
-        assert curves.loc["random", kb] == pytest.approx(
-            est.recall_at_kbar(scores[name], d_rand, k_bar=kb))
-
-
-def test_per_user_values_average_to_the_curve(small_eval):
-    w, train, test, d_rand, scores = small_eval
-    per_user = recall_curves(scores["smooth"], test, [5, 10], exclude=train, per_user=True)
-    assert list(per_user.index.names) == ["set", "user"]
-    means = recall_curves(scores["smooth"], test, [5, 10], exclude=train)
-    np.testing.assert_allclose(per_user.mean().to_numpy(), means.loc["test"].to_numpy())
-    kb = kbar_curves(scores["smooth"], d_rand, [3], per_user=True)
-    assert kb[3].between(0, 1).all()
-
-
-def test_curve_validation(small_eval):
-    w, train, test, d_rand, scores = small_eval
-    s = scores["smooth"]
-    with pytest.raises(ValueError, match="ks must lie in"):
-        recall_curves(s, test, [0, 5])
-    with pytest.raises(ValueError, match="ks must be a non-empty list of integers"):
-        recall_curves(s, test, [1.5])
-    with pytest.raises(ValueError, match="also in exclude"):
-        recall_curves(s, w.full, [5], exclude=train)
-    with pytest.raises(ValueError, match="no relevant items"):
-        recall_curves(s, test.assign(rating=1.0), [5])
-    with pytest.raises(ValueError, match="mapping"):
-        recall_curves(s, [test], [5])
-    with pytest.raises(ValueError, match="k_bars"):
-        kbar_curves(s, d_rand, [0])
-    with pytest.raises(ValueError, match="scores must be finite"):
-        kbar_curves(np.full_like(s, np.nan), d_rand, [1])
-
-
-def test_user_bootstrap_covers_the_mean_and_is_paired():
-    rng = np.random.default_rng(1)
-    x = rng.random(400)
-    frame = pd.DataFrame({"a": x, "b": x + 1.0})
-    out = user_bootstrap(frame, seed=0, n_resamples=500)
-    assert list(out.columns) == ["estimate", "low", "high"]
-    assert (out["low"] < out["estimate"]).all() and (out["estimate"] < out["high"]).all()
-    # the same users in every resample: the interval of b is the interval of a shifted by 1
-    np.testing.assert_allclose(out.loc["b", ["low", "high"]].to_numpy(),
-                               out.loc["a", ["low", "high"]].to_numpy() + 1.0)
-    half = (out.loc["a", "high"] - out.loc["a", "low"]) / 2
-    assert half == pytest.approx(1.96 * x.std() / np.sqrt(len(x)), rel=0.2)
-    with pytest.raises(ValueError, match="at least two users"):
-        user_bootstrap([0.5], seed=0)
-    with pytest.raises(ValueError, match="confidence"):
-        user_bootstrap(x, seed=0, confidence=1.0)
-    with pytest.raises(ValueError, match="seed must be given"):
-        user_bootstrap(x, seed=None)
-
-
-def test_user_bootstrap_ignores_missing_values_per_column():
-    frame = pd.DataFrame({"a": [1.0, 0.0, np.nan, 1.0], "b": [0.0, 0.0, 0.0, 1.0]})
-    out = user_bootstrap(frame, seed=0, n_resamples=200)
-    assert out.loc["a", "estimate"] == pytest.approx(2 / 3)
-    assert out.loc["b", "estimate"] == pytest.approx(0.25)
-    with pytest.raises(ValueError, match="without any value"):
-        user_bootstrap(pd.DataFrame({"a": [np.nan, np.nan]}), seed=0)

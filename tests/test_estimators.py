@@ -3,6 +3,7 @@
 import numpy as np
 import pandas as pd
 import pytest
+import scipy.stats
 
 from recbias_tutorial import estimators as est
 from recbias_tutorial.simulate import sample_observed, simulate
@@ -120,6 +121,16 @@ def test_bootstrap_interval_covers_and_is_seeded(world):
     assert s[1] < s[0] < s[2]
 
 
+def test_bootstrap_draws_the_resamples_of_scipy(world):
+    """bootstrap_ci = user_bootstrap of the per-user values = scipy's percentile bootstrap."""
+    scores = np.random.default_rng(0).random((world.n_users, world.n_items))
+    values = est.user_values(scores, world.mnar, k=10).to_numpy()
+    ref = scipy.stats.bootstrap((values,), np.mean, n_resamples=300, method="percentile",
+                                random_state=np.random.default_rng(7), vectorized=True)
+    ci = est.bootstrap_ci(scores, world.mnar, seed=7, n_resamples=300, k=10)
+    np.testing.assert_allclose(ci, (values.mean(), *ref.confidence_interval), rtol=1e-12)
+
+
 @pytest.mark.parametrize("kwargs, match", [
     (dict(propensity=np.full(80, np.nan)), "NaN"),
     (dict(propensity=np.zeros(80)), "> 0"),
@@ -144,3 +155,33 @@ def test_estimator_validation(world):
         est.snips(scores, world.mnar, np.ones(80), k=0)
     with pytest.raises(ValueError, match="seed"):
         est.bootstrap_ci(scores, world.mnar, seed=None)
+
+
+# --- user_bootstrap ------------------------------------------------------------------------
+def test_user_bootstrap_covers_the_mean_and_is_paired():
+    rng = np.random.default_rng(1)
+    x = rng.random(400)
+    frame = pd.DataFrame({"a": x, "b": x + 1.0})
+    out = est.user_bootstrap(frame, seed=0, n_resamples=500)
+    assert list(out.columns) == ["estimate", "low", "high"]
+    assert (out["low"] < out["estimate"]).all() and (out["estimate"] < out["high"]).all()
+    # the same users in every resample: the interval of b is the interval of a shifted by 1
+    np.testing.assert_allclose(out.loc["b", ["low", "high"]].to_numpy(),
+                               out.loc["a", ["low", "high"]].to_numpy() + 1.0)
+    half = (out.loc["a", "high"] - out.loc["a", "low"]) / 2
+    assert half == pytest.approx(1.96 * x.std() / np.sqrt(len(x)), rel=0.2)
+    with pytest.raises(ValueError, match="at least two users"):
+        est.user_bootstrap([0.5], seed=0)
+    with pytest.raises(ValueError, match="confidence"):
+        est.user_bootstrap(x, seed=0, confidence=1.0)
+    with pytest.raises(ValueError, match="seed must be given"):
+        est.user_bootstrap(x, seed=None)
+
+
+def test_user_bootstrap_ignores_missing_values_per_column():
+    frame = pd.DataFrame({"a": [1.0, 0.0, np.nan, 1.0], "b": [0.0, 0.0, 0.0, 1.0]})
+    out = est.user_bootstrap(frame, seed=0, n_resamples=200)
+    assert out.loc["a", "estimate"] == pytest.approx(2 / 3)
+    assert out.loc["b", "estimate"] == pytest.approx(0.25)
+    with pytest.raises(ValueError, match="without any value"):
+        est.user_bootstrap(pd.DataFrame({"a": [np.nan, np.nan]}), seed=0)

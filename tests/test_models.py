@@ -212,6 +212,9 @@ SCORER_MODELS = [
     *[M.ItemKNN(k=k, verbose=False, seed=0) for k in (1, 2, 3, 5, 50)],
     M.ItemKNN(k=3, similarity="pearson", verbose=False, seed=0),  # negative similarities
     M.ItemKNN(k=2, mean_centered=True, amplify=2.0, verbose=False, seed=0),
+    *[M.UserKNN(k=k, verbose=False, seed=0) for k in (1, 2, 3, 5, 50)],
+    M.UserKNN(k=3, similarity="pearson", verbose=False, seed=0),
+    M.UserKNN(k=2, mean_centered=True, amplify=2.0, verbose=False, seed=0),
 ]
 
 
@@ -241,9 +244,64 @@ def test_nmf_with_biases_is_scored(train):
     assert scores[u, i] == pytest.approx(expected, rel=1e-5)
 
 
+class _PerUserUserKNN(M.UserKNN):
+    """Cornac's UserKNN with ``score`` overridden: no batch scorer, Cornac's own scores."""
+
+    def score(self, user_idx, item_idx=None):
+        return super().score(user_idx, item_idx)
+
+
 def test_unknown_families_use_the_per_user_loop(train):
-    assert batch_scorer(M.UserKNN(k=3, verbose=False)) is None
+    assert batch_scorer(M.SKMeans(k=3)) is None
     assert batch_scorer(_Broken()) is None
+    assert batch_scorer(_PerUserUserKNN(k=3, verbose=False)) is None  # score overridden
+
+
+# ----------------------------------------------------------------------------------------
+# vectorised KNN == Cornac to 1e-12, on tie-heavy data
+# ----------------------------------------------------------------------------------------
+def _feedback(n_users, n_items, n, *, seed, integer):
+    rng = np.random.default_rng(seed)
+    pairs = rng.choice(n_users * n_items, size=n, replace=False)
+    ratings = rng.integers(1, 6, n).astype(float) if integer else rng.uniform(1, 5, n)
+    return pd.DataFrame({"user": pairs // n_items, "item": pairs % n_items, "rating": ratings})
+
+
+def _cornac_rows(model, n_users):
+    return np.stack([model.score(u) for u in range(n_users)])
+
+
+@pytest.mark.parametrize("integer", [True, False])
+@pytest.mark.parametrize("k", [1, 3, 10, 200])
+@pytest.mark.parametrize("knn", [M.UserKNN, M.ItemKNN], ids=lambda c: c.__name__)
+def test_knn_batch_scorer_reproduces_cornac(knn, k, integer):
+    # sparse data: many cosine similarities are exactly 1 (one co-rated item), so ties at the
+    # k-th neighbour, with and without larger weights, are common
+    train = _feedback(70, 50, 500, seed=k, integer=integer)
+    ds = to_cornac_dataset(train, n_users=70, n_items=50)
+    model = knn(k=k, verbose=False, num_threads=1).fit(ds)
+    got = batch_scorer(model)(np.arange(ds.num_users))
+    np.testing.assert_allclose(got, _cornac_rows(model, ds.num_users), rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("knn", [M.UserKNN, M.ItemKNN], ids=lambda c: c.__name__)
+def test_knn_batch_scorer_negative_similarities_and_batches(knn):
+    train = _feedback(40, 30, 300, seed=5, integer=True)
+    ds = to_cornac_dataset(train, n_users=40, n_items=30)
+    model = knn(k=4, similarity="pearson", verbose=False, num_threads=1).fit(ds)  # sims < 0
+    score = batch_scorer(model)
+    want = _cornac_rows(model, ds.num_users)
+    np.testing.assert_allclose(score(np.arange(ds.num_users)), want, rtol=0, atol=1e-12)
+    users = np.array([7, 3, 3, 0])  # any order, repeats, one user at a time
+    np.testing.assert_allclose(score(users), want[users], rtol=0, atol=1e-12)
+    np.testing.assert_allclose(score(np.array([3]))[0], model.score(3), rtol=0, atol=1e-12)
+
+
+def test_fit_scores_uses_the_vectorised_userknn():
+    train = _feedback(30, 20, 150, seed=1, integer=True)
+    fast = fit_scores(M.UserKNN(k=5, verbose=False), train, n_users=35, n_items=22)
+    slow = fit_scores(_PerUserUserKNN(k=5, verbose=False), train, n_users=35, n_items=22)
+    np.testing.assert_allclose(fast, slow, rtol=0, atol=1e-12)
 
 
 # ----------------------------------------------------------------------------------------
@@ -440,3 +498,20 @@ def test_bad_models_are_rejected(train):
         score_models([M.MostPop()], train, n_users=N_USERS, n_items=N_ITEMS)
     with pytest.raises(ValueError, match=r"models\['x'\]"):
         score_models({"x": object()}, train, n_users=N_USERS, n_items=N_ITEMS)
+
+
+# ----------------------------------------------------------------------------------------
+# re-exports and progress bar
+# ----------------------------------------------------------------------------------------
+def test_debiasing_trainers_are_re_exported():
+    from recbias_tutorial import debiased_mf, models
+
+    for name in ("MFResult", "calibrate_propensity", "fit_mf", "train_mf"):
+        assert getattr(models, name) is getattr(debiased_mf, name)
+        assert name in models.__all__
+
+
+def test_progress_bar_is_plain_text(train, capsys):
+    score_models({"PosPop": PosPop()}, train, n_users=N_USERS, n_items=N_ITEMS, progress=True)
+    err = capsys.readouterr().err
+    assert "fit + score" in err and "1/1" in err  # tqdm.std's text bar, not a widget

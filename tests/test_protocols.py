@@ -6,67 +6,14 @@ import cornac
 import numpy as np
 import pandas as pd
 import pytest
-from cornac.exception import ScoreException
 
 from recbias_tutorial import protocols
 from recbias_tutorial.datasets import FeedbackData
 from recbias_tutorial.estimators import aoa
 from recbias_tutorial.metrics import rank_positions, ranking_metrics
-from recbias_tutorial.models import AvgRating, PosPop, fit_scores, to_cornac_dataset
+from recbias_tutorial.models import AvgRating, PosPop, fit_scores
 from recbias_tutorial.sampling import intervene
 from recbias_tutorial.simulate import simulate
-
-
-# --------------------------------------------------------------------------------------
-# vectorised KNN == Cornac
-# --------------------------------------------------------------------------------------
-def _feedback(n_users, n_items, n, *, seed, integer):
-    rng = np.random.default_rng(seed)
-    pairs = rng.choice(n_users * n_items, size=n, replace=False)
-    ratings = rng.integers(1, 6, n).astype(float) if integer else rng.uniform(1, 5, n)
-    return pd.DataFrame({"user": pairs // n_items, "item": pairs % n_items, "rating": ratings})
-
-
-def _cornac_rows(model, n_users):
-    return np.stack([model.score(u) for u in range(n_users)])
-
-
-@pytest.mark.parametrize("integer", [True, False])
-@pytest.mark.parametrize("k", [1, 3, 10, 200])
-@pytest.mark.parametrize("batch_cls, cornac_cls", [(protocols.BatchUserKNN, cornac.models.UserKNN),
-                                                    (protocols.BatchItemKNN, cornac.models.ItemKNN)])
-def test_batch_knn_reproduces_cornac(batch_cls, cornac_cls, k, integer):
-    # sparse data: many cosine similarities are exactly 1 (one co-rated item), so ties at the
-    # k-th neighbour, with and without larger weights, are common
-    train = _feedback(70, 50, 500, seed=k, integer=integer)
-    ds = to_cornac_dataset(train, n_users=70, n_items=50)
-    ours = batch_cls(k=k).fit(ds)
-    ref = cornac_cls(k=k, verbose=False, num_threads=1).fit(ds)
-    got = ours.score_batch(np.arange(ds.num_users))
-    np.testing.assert_allclose(got, _cornac_rows(ref, ds.num_users), rtol=0, atol=1e-12)
-
-
-def test_batch_knn_options_and_single_scores():
-    train = _feedback(40, 30, 300, seed=5, integer=True)
-    ds = to_cornac_dataset(train, n_users=40, n_items=30)
-    for batch_cls, cornac_cls in [(protocols.BatchUserKNN, cornac.models.UserKNN),
-                                  (protocols.BatchItemKNN, cornac.models.ItemKNN)]:
-        kw = {"k": 4, "similarity": "pearson"}  # negative similarities
-        ours = batch_cls(**kw).fit(ds)
-        ref = cornac_cls(verbose=False, num_threads=1, **kw).fit(ds)
-        np.testing.assert_allclose(ours.score_batch(np.arange(ds.num_users)),
-                                   _cornac_rows(ref, ds.num_users), atol=1e-12)
-        assert ours.score(3, 2) == pytest.approx(ref.score(3, 2), abs=1e-12)
-        np.testing.assert_allclose(ours.score(3), ref.score(3), atol=1e-12)
-        with pytest.raises(ScoreException):
-            ours.score(10_000)
-
-
-def test_fit_scores_uses_the_vectorised_knn():
-    train = _feedback(30, 20, 150, seed=1, integer=True)
-    a = fit_scores(protocols.BatchUserKNN(k=5), train, n_users=35, n_items=22)
-    b = fit_scores(cornac.models.UserKNN(k=5, verbose=False), train, n_users=35, n_items=22)
-    np.testing.assert_allclose(a, b, atol=1e-12)
 
 
 # --------------------------------------------------------------------------------------
@@ -212,7 +159,8 @@ def test_run_repetition_validation(world):
 
 
 def test_tune_marks_the_best_setting(world):
-    candidates = {"UserKNN": {f"k={k}": functools.partial(protocols.BatchUserKNN, k=k) for k in (2, 30)},
+    candidates = {"UserKNN": {f"k={k}": functools.partial(cornac.models.UserKNN, k=k, verbose=False)
+                              for k in (2, 30)},
                   "PosPop": {"-": PosPop}}
     table = protocols.tune(world, candidates, seed=0)
     assert table.groupby("model")["best"].sum().tolist() == [1, 1]
@@ -276,3 +224,11 @@ def test_mean_difference_averages_before_dividing():
     assert out["n_seeds"].iloc[0] == 3
     with pytest.raises(ValueError, match="diff"):
         protocols.mean_difference(diff.drop(columns="truth"))
+
+
+def test_splits_and_tables_are_re_exported():
+    from recbias_tutorial import protocol_splits, protocol_tables
+
+    for module in (protocol_splits, protocol_tables):
+        for name in module.__all__:
+            assert getattr(protocols, name) is getattr(module, name) and name in protocols.__all__

@@ -9,6 +9,9 @@ compare models when N̄ << N).
 Theorem 2 (URE): for any fixed model, the URE estimate of Recall@K (threshold = score of the
 (K+1)-th item of the full ranking; share of the user's relevant random items above it) is
 unbiased for the full-catalogue Recall@K of every user, hence for their average.
+
+Also: `metrics.recall_curves` and `estimators.kbar_curves` (many cut-offs from one sort) agree
+with the one-cut-off estimators.
 """
 
 import numpy as np
@@ -16,7 +19,7 @@ import pandas as pd
 import pytest
 
 from recbias_tutorial import estimators as est
-from recbias_tutorial.debiased_mf import recall_curves
+from recbias_tutorial.metrics import recall_curves
 from recbias_tutorial.simulate import sample_random_exposure, simulate
 
 N_USERS, N_ITEMS = 300, 400
@@ -228,3 +231,77 @@ def test_bad_frames_and_scores_are_refused(fn, kw):
         fn(np.where(SCORES > 0.85, np.nan, SCORES), RANDOM, **kw)
     with pytest.raises(ValueError, match="2-D"):
         fn(SCORES[0], RANDOM, **kw)
+
+
+# --- many cut-offs at once: metrics.recall_curves and estimators.kbar_curves ----------------
+@pytest.fixture(scope="module")
+def small_eval():
+    w = simulate(120, 90, seed=4, mean_ratings_per_user=10.0)
+    rng = np.random.default_rng(0)
+    train = w.mnar
+    logged = train["user"].to_numpy() * w.n_items + train["item"].to_numpy()
+    test = w.full[~np.isin(w.full["user"].to_numpy() * w.n_items + w.full["item"].to_numpy(),
+                           logged)]
+    test = test.reset_index(drop=True)
+    tied = np.round(rng.random((w.n_users, w.n_items)), 1)  # many ties
+    smooth = rng.random((w.n_users, w.n_items))
+    d_rand = sample_random_exposure(test, 12, seed=1)
+    return w, train, test, d_rand, {"tied": tied, "smooth": smooth}
+
+
+@pytest.mark.parametrize("name", ["tied", "smooth"])
+def test_recall_curves_equal_aoa_for_every_k(small_eval, name):
+    w, train, test, d_rand, scores = small_eval
+    ks = [1, 3, 10, 40, 90]
+    curves = recall_curves(scores[name], {"full": test, "rand": d_rand}, ks, exclude=train)
+    for k in ks:
+        assert curves.loc["full", k] == pytest.approx(est.aoa(scores[name], test, k=k, exclude=train))
+        assert curves.loc["rand", k] == pytest.approx(est.aoa(scores[name], d_rand, k=k,
+                                                              exclude=train))
+
+
+def test_recall_curves_on_random_data_are_ure_without_ties(small_eval):
+    w, train, _, d_rand, scores = small_eval
+    ks = [1, 5, 20]
+    curves = recall_curves(scores["smooth"], d_rand, ks, exclude=train)
+    for k in ks:
+        assert curves.loc["test", k] == pytest.approx(
+            est.ure_recall(scores["smooth"], d_rand, k=k, exclude=train))
+
+
+@pytest.mark.parametrize("name", ["tied", "smooth"])
+def test_kbar_curves_equal_recall_at_kbar(small_eval, name):
+    *_, d_rand, scores = small_eval
+    curves = est.kbar_curves(scores[name], d_rand, [1, 2, 5, 12, 30])
+    for kb in (1, 2, 5, 12, 30):
+        assert curves.loc["random", kb] == pytest.approx(
+            est.recall_at_kbar(scores[name], d_rand, k_bar=kb))
+
+
+def test_per_user_values_average_to_the_curve(small_eval):
+    w, train, test, d_rand, scores = small_eval
+    per_user = recall_curves(scores["smooth"], test, [5, 10], exclude=train, per_user=True)
+    assert list(per_user.index.names) == ["set", "user"]
+    means = recall_curves(scores["smooth"], test, [5, 10], exclude=train)
+    np.testing.assert_allclose(per_user.mean().to_numpy(), means.loc["test"].to_numpy())
+    kb = est.kbar_curves(scores["smooth"], d_rand, [3], per_user=True)
+    assert kb[3].between(0, 1).all()
+
+
+def test_curve_validation(small_eval):
+    w, train, test, d_rand, scores = small_eval
+    s = scores["smooth"]
+    with pytest.raises(ValueError, match="ks must lie in"):
+        recall_curves(s, test, [0, 5])
+    with pytest.raises(ValueError, match="ks must be a non-empty list of integers"):
+        recall_curves(s, test, [1.5])
+    with pytest.raises(ValueError, match="also in exclude"):
+        recall_curves(s, w.full, [5], exclude=train)
+    with pytest.raises(ValueError, match="no relevant items"):
+        recall_curves(s, test.assign(rating=1.0), [5])
+    with pytest.raises(ValueError, match="mapping"):
+        recall_curves(s, [test], [5])
+    with pytest.raises(ValueError, match="k_bars"):
+        est.kbar_curves(s, d_rand, [0])
+    with pytest.raises(ValueError, match="scores must be finite"):
+        est.kbar_curves(np.full_like(s, np.nan), d_rand, [1])

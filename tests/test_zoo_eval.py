@@ -1,5 +1,5 @@
-"""zoo_eval: the fast per-model evaluator agrees with the reference estimators; pair search,
-agreement and Steiger bookkeeping; validation."""
+"""holdout_eval and zoo_eval: the fast per-model evaluator agrees with the reference
+estimators; pair search, agreement and Steiger bookkeeping over a zoo; validation."""
 
 import numpy as np
 import pandas as pd
@@ -12,8 +12,9 @@ from recbias_tutorial.models import AvgRating, PosPop, RandomScores
 from recbias_tutorial.propensity import popularity_propensity
 from recbias_tutorial.sampling import random_split
 from recbias_tutorial.simulate import simulate
-from recbias_tutorial.zoo_eval import (agreement, assign_strata, evaluate_zoo, holdout_evaluator,
-                                       rank_relevant, reversal_pairs, steiger, strata_table)
+from recbias_tutorial.holdout_eval import (assign_strata, holdout_evaluator, rank_relevant,
+                                           strata_table)
+from recbias_tutorial.zoo_eval import agreement, evaluate_zoo, reversal_pairs, steiger
 
 
 @pytest.fixture(scope="module")
