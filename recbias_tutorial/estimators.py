@@ -19,6 +19,8 @@ Every estimator is a mean over users, so :func:`user_bootstrap` resamples users 
 
 from __future__ import annotations
 
+from typing import Any
+
 import numbers
 
 import numpy as np
@@ -247,6 +249,63 @@ def bootstrap_ci(scores, test: pd.DataFrame, propensity=None, *, estimator: str 
     return float(ci["estimate"].iloc[0]), float(ci["low"].iloc[0]), float(ci["high"].iloc[0])
 
 
+BINNINGS = ("quantile", "width")
+
+
+def _check_n_strata(n: Any, name: str = "n_strata") -> int:
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+        raise ValueError(f"{name} must be a positive integer, got {n!r}")
+    return int(n)
+
+
+def _check_binning(binning: Any, name: str = "binning") -> str:
+    if binning not in BINNINGS:
+        raise ValueError(f"{name} must be one of {BINNINGS}, got {binning!r}")
+    return str(binning)
+
+
+def assign_strata(p: Any, n_strata: int = 2, *, binning: str = "quantile") -> tuple[np.ndarray, np.ndarray]:
+    """Stratum of each propensity (0 = lowest), the strata of :func:`stratified`.
+
+    ``"quantile"``: edges at the quantiles of ``p``, so strata hold (up to ties) equal numbers
+    of values. ``"width"``: ``n_strata`` equal-width bins over ``[min p, max p]``.
+
+    Parameters
+    ----------
+    p : array-like
+        Propensities of the (relevant) test interactions; finite and > 0.
+    n_strata : int
+        Number of strata.
+    binning : ``"quantile"`` or ``"width"``
+
+    Returns
+    -------
+    (stratum, edges) : int array of the stratum of each value, and the ``n_strata + 1`` edges.
+
+    Examples
+    --------
+    >>> s, edges = assign_strata([0.01, 0.02, 0.03, 1.0], 2)
+    >>> s.tolist()
+    [0, 0, 1, 1]
+    >>> assign_strata([0.01, 0.02, 0.03, 1.0], 2, binning="width")[0].tolist()
+    [0, 0, 0, 1]
+    """
+    n_strata = _check_n_strata(n_strata)
+    binning = _check_binning(binning)
+    p = np.asarray(p, dtype=float)
+    if p.ndim != 1 or p.size == 0:
+        raise ValueError(f"p must be a non-empty 1-D array, got shape {p.shape}")
+    if not np.isfinite(p).all() or (p <= 0).any():
+        raise ValueError("p must hold finite propensities > 0")
+    if binning == "quantile":
+        edges = np.quantile(p, np.linspace(0, 1, n_strata + 1))
+    else:
+        edges = np.linspace(p.min(), p.max(), n_strata + 1)
+    stratum = np.clip(np.searchsorted(edges[1:-1], p, side="right"), 0, n_strata - 1)
+    return stratum.astype(np.int64), edges
+
+
+
 def stratified(scores, test: pd.DataFrame, propensity, *, n_strata: int = 2,
                metric: str = "recall", k: int = 10, threshold: float = 4.0,
                exclude: pd.DataFrame | None = None, binning: str = "quantile") -> pd.DataFrame:
@@ -281,19 +340,12 @@ def stratified(scores, test: pd.DataFrame, propensity, *, n_strata: int = 2,
     """
     if metric not in GAINS + ("ndcg",):
         raise ValueError(f"metric must be one of {GAINS + ('ndcg',)}, got {metric!r}")
-    if isinstance(n_strata, bool) or not isinstance(n_strata, (int, np.integer)) or n_strata < 1:
-        raise ValueError(f"n_strata must be a positive integer, got {n_strata!r}")
-    if binning not in ("quantile", "width"):
-        raise ValueError(f"binning must be 'quantile' or 'width', got {binning!r}")
+    n_strata, binning = _check_n_strata(n_strata), _check_binning(binning)
     scores, k, rel = _ranking_input(scores, test, k=k, threshold=threshold)
     rel = rel.reset_index(drop=True)
     p = check_propensity(propensity, rel["user"].to_numpy(np.int64),
                          rel["item"].to_numpy(np.int64), scores.shape, upper_one=False)
-    if binning == "quantile":
-        edges = np.quantile(p, np.linspace(0, 1, n_strata + 1))
-    else:
-        edges = np.linspace(p.min(), p.max(), n_strata + 1)
-    stratum = np.clip(np.searchsorted(edges[1:-1], p, side="right"), 0, n_strata - 1)
+    stratum, edges = assign_strata(p, n_strata, binning=binning)
     rows = []
     for s in range(n_strata):
         part = rel[stratum == s]

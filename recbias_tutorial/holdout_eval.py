@@ -32,6 +32,7 @@ import numpy as np
 import pandas as pd
 
 from ._validation import check_feedback, check_k, check_propensity, check_scores
+from .estimators import BINNINGS, _check_binning, _check_n_strata, assign_strata
 from .metrics import _dcg_gain, _ndcg, _positions, _ranking_input, rank_positions, relevant
 
 __all__ = [
@@ -43,7 +44,6 @@ __all__ = [
 ]
 
 #: Ways to cut the propensity range into strata (as in :func:`estimators.stratified`).
-BINNINGS = ("quantile", "width")
 
 _COLUMNS = ["estimator", "n_strata", "binning", "k", "value"]
 
@@ -51,18 +51,6 @@ _COLUMNS = ["estimator", "n_strata", "binning", "k", "value"]
 # --------------------------------------------------------------------------------------
 # validation helpers
 # --------------------------------------------------------------------------------------
-def _check_n_strata(n: Any, name: str = "n_strata") -> int:
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-        raise ValueError(f"{name} must be a positive integer, got {n!r}")
-    return int(n)
-
-
-def _check_binning(binning: Any, name: str = "binning") -> str:
-    if binning not in BINNINGS:
-        raise ValueError(f"{name} must be one of {BINNINGS}, got {binning!r}")
-    return str(binning)
-
-
 def _check_ks(ks: Any, n_items: int) -> tuple[int, ...]:
     if isinstance(ks, (int, np.integer)) and not isinstance(ks, bool):
         ks = (ks,)
@@ -78,47 +66,6 @@ def _check_ks(ks: Any, n_items: int) -> tuple[int, ...]:
 # --------------------------------------------------------------------------------------
 # strata
 # --------------------------------------------------------------------------------------
-def assign_strata(p: Any, n_strata: int = 2, *, binning: str = "quantile") -> tuple[np.ndarray, np.ndarray]:
-    """Stratum of each propensity (0 = lowest), by the rule of :func:`estimators.stratified`.
-
-    ``"quantile"``: edges at the quantiles of ``p``, so strata hold (up to ties) equal numbers
-    of values. ``"width"``: ``n_strata`` equal-width bins over ``[min p, max p]``.
-
-    Parameters
-    ----------
-    p : array-like
-        Propensities of the (relevant) test interactions; finite and > 0.
-    n_strata : int
-        Number of strata.
-    binning : ``"quantile"`` or ``"width"``
-
-    Returns
-    -------
-    (stratum, edges) : int array of the stratum of each value, and the ``n_strata + 1`` edges.
-
-    Examples
-    --------
-    >>> s, edges = assign_strata([0.01, 0.02, 0.03, 1.0], 2)
-    >>> s.tolist()
-    [0, 0, 1, 1]
-    >>> assign_strata([0.01, 0.02, 0.03, 1.0], 2, binning="width")[0].tolist()
-    [0, 0, 0, 1]
-    """
-    n_strata = _check_n_strata(n_strata)
-    binning = _check_binning(binning)
-    p = np.asarray(p, dtype=float)
-    if p.ndim != 1 or p.size == 0:
-        raise ValueError(f"p must be a non-empty 1-D array, got shape {p.shape}")
-    if not np.isfinite(p).all() or (p <= 0).any():
-        raise ValueError("p must hold finite propensities > 0")
-    if binning == "quantile":
-        edges = np.quantile(p, np.linspace(0, 1, n_strata + 1))
-    else:
-        edges = np.linspace(p.min(), p.max(), n_strata + 1)
-    stratum = np.clip(np.searchsorted(edges[1:-1], p, side="right"), 0, n_strata - 1)
-    return stratum.astype(np.int64), edges
-
-
 def strata_table(test: pd.DataFrame, propensity: Any, *, n_items: int, n_strata: int = 2,
                  binning: str = "quantile", threshold: float = 4.0) -> pd.DataFrame:
     """Sizes of the propensity strata of a test set (no model needed).
