@@ -3,7 +3,10 @@
 Modules: :mod:`~recbias_tutorial.datasets`, :mod:`~recbias_tutorial.simulate`,
 :mod:`~recbias_tutorial.metrics`, :mod:`~recbias_tutorial.propensity`,
 :mod:`~recbias_tutorial.estimators`, :mod:`~recbias_tutorial.sampling`,
-:mod:`~recbias_tutorial.models`, :mod:`~recbias_tutorial.stats`, :mod:`~recbias_tutorial.plots`.
+:mod:`~recbias_tutorial.models` (with :mod:`~recbias_tutorial.zoo` and
+:mod:`~recbias_tutorial.debiased_mf`), :mod:`~recbias_tutorial.stats`,
+:mod:`~recbias_tutorial.plots`; chapter protocols: :mod:`~recbias_tutorial.protocols`,
+:mod:`~recbias_tutorial.holdout_eval`, :mod:`~recbias_tutorial.zoo_eval`.
 
 Examples
 --------
