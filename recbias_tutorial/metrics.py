@@ -115,8 +115,8 @@ def _positions(scores: np.ndarray, test: pd.DataFrame, exclude, k: int | None, *
 
     ``full_sort=True`` (exact positions only, ``k`` must be None) sorts each user's candidates
     once instead of comparing every test pair with all of them: faster when users have many
-    test pairs. An excluded test pair then ranks after all candidates, so callers must not
-    pass any. ``exclude`` may be a DataFrame or the matrix of :func:`_exclude_matrix`.
+    test pairs (the few test pairs that are themselves excluded are counted exactly).
+    ``exclude`` may be a DataFrame or the matrix of :func:`_exclude_matrix`.
     """
     n_users, n_items = scores.shape
     excl = exclude if sp.issparse(exclude) else _exclude_matrix(exclude, scores.shape)
@@ -136,7 +136,13 @@ def _positions(scores: np.ndarray, test: pd.DataFrame, exclude, k: int | None, *
             rank = np.empty(m.shape, dtype=np.int64)
             np.put_along_axis(rank, np.argsort(-m, axis=1, kind="stable"),
                               np.arange(n_items)[None, :], axis=1)
-            out[rows] = rank[local, items[rows]]
+            z = rank[local, items[rows]]
+            dropped = np.flatnonzero(np.isneginf(m[local, items[rows]]))
+            if len(dropped):  # an excluded test pair still ranks with its own score
+                d_rows = rows[dropped]
+                z[dropped] = _exact_positions(m[local[dropped]], scores[users[d_rows], items[d_rows]],
+                                              items[d_rows])
+            out[rows] = z
             continue
         s = scores[users[rows], items[rows]]  # the ranked item keeps its own score
         if k is None or k >= n_items:
@@ -331,8 +337,8 @@ def recall_curves(scores, test, ks, *, threshold: float = 4.0,
     threshold : float
         A pair is relevant when ``rating >= threshold``.
     exclude : DataFrame, optional
-        Pairs removed from the candidates (the training pairs). A relevant test pair may not
-        be excluded (ValueError).
+        Pairs removed from the candidates (the training pairs); the item being ranked always
+        stays a candidate, as in :func:`rank_positions`.
     per_user : bool
         Return per-user values (for a user-level bootstrap) instead of means.
 
@@ -359,8 +365,6 @@ def recall_curves(scores, test, ks, *, threshold: float = 4.0,
     for name, frame in sets.items():
         label = f"test[{name!r}]" if len(sets) > 1 else "test"
         rel = _ranking_input(scores, frame, k=None, threshold=threshold, name=label)[2]
-        if excl is not None and excl[rel["user"].to_numpy(), rel["item"].to_numpy()].any():
-            raise ValueError(f"{label} has relevant pairs that are also in exclude")
         rels[name] = rel
     pos = np.split(_positions(scores, pd.concat(rels.values()), excl, None, full_sort=True),
                    np.cumsum([len(r) for r in rels.values()])[:-1])

@@ -288,6 +288,15 @@ def test_per_user_values_average_to_the_curve(small_eval):
     assert kb[3].between(0, 1).all()
 
 
+def test_curves_keep_an_excluded_test_item_as_candidate(small_eval):
+    """Test pairs that are also training pairs are ranked with their own score, as in aoa."""
+    w, train, test, d_rand, scores = small_eval
+    overlap = pd.concat([test, train.iloc[:50]]).drop_duplicates(["user", "item"])
+    for k in (5, 20):
+        assert recall_curves(scores["smooth"], overlap, [k], exclude=train).loc["test", k] == \
+            pytest.approx(est.aoa(scores["smooth"], overlap, k=k, exclude=train))
+
+
 def test_curve_validation(small_eval):
     w, train, test, d_rand, scores = small_eval
     s = scores["smooth"]
@@ -295,8 +304,6 @@ def test_curve_validation(small_eval):
         recall_curves(s, test, [0, 5])
     with pytest.raises(ValueError, match="ks must be a non-empty list of integers"):
         recall_curves(s, test, [1.5])
-    with pytest.raises(ValueError, match="also in exclude"):
-        recall_curves(s, w.full, [5], exclude=train)
     with pytest.raises(ValueError, match="no relevant items"):
         recall_curves(s, test.assign(rating=1.0), [5])
     with pytest.raises(ValueError, match="mapping"):
