@@ -26,6 +26,17 @@ from recbias_tutorial.datasets import (
 )
 
 FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def _kuairec_files(dest: Path) -> Path:
+    """Copy the format fixtures under the official KuaiRec file names into ``dest``.
+
+    (They are stored as ``*.fixture.csv`` so no tracked file looks like a dataset file.)
+    """
+    dest.mkdir(parents=True, exist_ok=True)
+    for name in ("small_matrix", "big_matrix"):
+        shutil.copyfile(FIXTURES / "kuairec" / f"{name}.fixture.csv", dest / f"{name}.csv")
+    return dest
 REAL_DATA = _files.data_root()  # captured before any test changes the environment
 COAT_FILES = ("train.ascii", "test.ascii")
 
@@ -302,7 +313,8 @@ def _check_kuairec(data: FeedbackData) -> None:
 
 
 def test_kuairec_fixture_parses(monkeypatch, tmp_path):
-    monkeypatch.setenv("RECBIAS_DATA", str(FIXTURES))
+    _kuairec_files(tmp_path / "data" / "kuairec")
+    monkeypatch.setenv("RECBIAS_DATA", str(tmp_path / "data"))
     _check_kuairec(load_kuairec())
     record = tmp_path / "cache" / "kuairec" / _files.FIRST_SEEN
     assert sorted(line.split("  ")[1] for line in record.read_text().splitlines()) == [
@@ -313,7 +325,7 @@ def test_kuairec_fixture_parses(monkeypatch, tmp_path):
 
 def test_kuairec_official_layout_and_first_seen_check(monkeypatch, tmp_path):
     nested = tmp_path / "data" / "kuairec" / "KuaiRec 2.0" / "data"
-    shutil.copytree(FIXTURES / "kuairec", nested)
+    _kuairec_files(nested)
     monkeypatch.setenv("RECBIAS_DATA", str(tmp_path / "data"))
     _check_kuairec(load_kuairec())
     small = nested / "small_matrix.csv"
@@ -362,8 +374,9 @@ def test_standin_refused_when_data_required(env, tmp_path, monkeypatch):
         load_or_standin("coat")
 
 
-def test_load_or_standin_prefers_real_data(monkeypatch, recwarn):
-    monkeypatch.setenv("RECBIAS_DATA", str(FIXTURES))
+def test_load_or_standin_prefers_real_data(monkeypatch, recwarn, tmp_path):
+    _kuairec_files(tmp_path / "data" / "kuairec")
+    monkeypatch.setenv("RECBIAS_DATA", str(tmp_path / "data"))
     data = load_or_standin("kuairec")
     assert not data.is_standin and data.n_users == 3
     assert not [w for w in recwarn if issubclass(w.category, UserWarning)]
