@@ -31,11 +31,11 @@ FIXTURES = Path(__file__).parent / "fixtures"
 def _kuairec_files(dest: Path) -> Path:
     """Copy the format fixtures under the official KuaiRec file names into ``dest``.
 
-    (They are stored as ``*.fixture.csv`` so no tracked file looks like a dataset file.)
+    (They are stored as ``kuairec_*.fixture.csv`` so no tracked file looks like a dataset file.)
     """
     dest.mkdir(parents=True, exist_ok=True)
-    for name in ("small_matrix", "big_matrix"):
-        shutil.copyfile(FIXTURES / "kuairec" / f"{name}.fixture.csv", dest / f"{name}.csv")
+    for short, official in (("small", "small_matrix"), ("big", "big_matrix")):
+        shutil.copyfile(FIXTURES / "kuairec" / f"kuairec_{short}.fixture.csv", dest / f"{official}.csv")
     return dest
 REAL_DATA = _files.data_root()  # captured before any test changes the environment
 COAT_FILES = ("train.ascii", "test.ascii")
