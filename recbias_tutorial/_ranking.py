@@ -101,20 +101,58 @@ def n_threads() -> int:
     return max(1, min(8, os.cpu_count() or 1))
 
 
+_POOL: dict[str, ThreadPoolExecutor] = {}  # one long-lived pool, keyed by its thread count
+_POOL_LOCK = threading.Lock()
+_IN_POOL = threading.local()  # set in the pool's threads: a nested call runs serially
+
+
+def _pool(workers: int) -> ThreadPoolExecutor:
+    """The shared pool of ``workers`` threads (starting threads per call costs milliseconds)."""
+    with _POOL_LOCK:
+        pool = _POOL.get("pool")
+        if pool is None or pool._max_workers != workers:
+            if pool is not None:
+                pool.shutdown(wait=False)
+            pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="recbias",
+                                      initializer=setattr, initargs=(_IN_POOL, "active", True))
+            _POOL["pool"] = pool
+        return pool
+
+
 def map_chunks(fn, n_users: int, n_items: int) -> None:
     """Call ``fn(lo, hi)`` for every chunk of users, on :func:`n_threads` threads.
 
     NumPy releases the GIL in the sorting, partitioning and comparison kernels, so chunks of
-    different users run in parallel; ``fn`` must write only its own users' results.
+    different users run in parallel; ``fn`` must write only its own users' results. The
+    calling thread works too (it takes the last chunks), so 2 threads use one pool thread.
     """
     spans = list(chunks(n_users, n_items))
     workers = min(n_threads(), len(spans))
-    if workers <= 1:
+    if workers <= 1 or getattr(_IN_POOL, "active", False):
         for lo, hi in spans:
             fn(lo, hi)
         return
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        for future in [pool.submit(fn, lo, hi) for lo, hi in spans]:
+    queue = iter(spans)
+    lock = threading.Lock()
+    failed = threading.Event()
+
+    def drain() -> None:  # take chunks until none is left (balances uneven chunks)
+        while not failed.is_set():
+            with lock:
+                span = next(queue, None)
+            if span is None:
+                return
+            try:
+                fn(*span)
+            except BaseException:
+                failed.set()  # the other threads stop after their current chunk
+                raise
+
+    futures = [_pool(workers - 1).submit(drain) for _ in range(workers - 1)]
+    try:
+        drain()
+    finally:
+        for future in futures:
             future.result()  # re-raises the first error of a chunk
 
 
@@ -181,22 +219,64 @@ def _sorted_positions(m: np.ndarray, local: np.ndarray, s: np.ndarray,
     return z
 
 
-def _top_k_positions(m: np.ndarray, local: np.ndarray, s: np.ndarray, items: np.ndarray,
-                     k: int) -> np.ndarray:
-    """Z capped at ``k``: only candidates in the user's top k can precede an item ranked < k."""
-    n_items = m.shape[1]
-    top = np.argpartition(m, n_items - k, axis=1)[:, n_items - k:]  # no negated copy
-    top_val = np.take_along_axis(m, top, axis=1)
-    kth_all = top_val.min(axis=1)
-    z = np.empty(len(s), dtype=np.int64)
-    for b in _batches(len(s), k):
-        tv, ti, sv = top_val[local[b]], top[local[b]], s[b, None]
-        z[b] = (tv > sv).sum(1) + ((tv == sv) & (ti < items[b, None])).sum(1)
-    kth = kth_all[local]
-    z = np.where(s < kth, k, z)
-    boundary = np.flatnonzero(s == kth)  # ties with the k-th value may extend past the partition
-    if len(boundary):
-        z[boundary] = exact_positions(m, local[boundary], s[boundary], items[boundary])
+def _excluded_cells(excl, users: slice | np.ndarray, shape: tuple[int, int]) -> np.ndarray | None:
+    """The excluded pairs of a block of users as a boolean (rows, items) mask, or None."""
+    if excl is None:
+        return None
+    sub = excl[users]
+    if sub.nnz == 0:
+        return None
+    cells = np.zeros(shape, dtype=bool)
+    cells[np.repeat(np.arange(shape[0]), np.diff(sub.indptr)), sub.indices] = True
+    return cells
+
+
+def _top_k_positions(block: np.ndarray, excluded: np.ndarray | None, local: np.ndarray,
+                     s: np.ndarray, items: np.ndarray, k: int) -> np.ndarray:
+    """Z capped at ``k``, from the unmasked ``block`` and the ``excluded`` cells of its users.
+
+    No copy of the block and no full partition: the k-th largest candidate of a sample of
+    ~sqrt(k * n_items) columns is a lower bound ``t`` of each user's k-th largest candidate, so
+    every candidate that can precede a test item ranked < k scores >= ``t``. Those few
+    candidates (about sqrt(k * n_items) per user) are gathered into a padded matrix and
+    counted. A test item scored below ``t`` ranks >= k. Ties with another candidate need the
+    ids: those rows are counted exactly on their users' masked rows.
+    """
+    n_rows, n_items = block.shape
+    n_sample = min(n_items, max(4 * k, int(2 * np.sqrt(k * n_items))))
+    step = n_items // n_sample
+    sample = block[:, ::step]  # a strided copy of every step-th column
+    if excluded is not None:
+        sample = np.where(excluded[:, ::step], -np.inf, sample)
+    else:
+        sample = np.array(sample)
+    width = sample.shape[1]
+    sample.partition(width - k, axis=1)
+    t = sample[:, width - k]  # k-th largest sampled candidate <= k-th largest candidate
+    keep = block >= t[:, None]
+    if excluded is not None:
+        keep &= ~excluded
+    counts = np.count_nonzero(keep, axis=1)
+    top = np.full((n_rows, max(int(counts.max()), 1)), -np.inf)
+    starts = np.cumsum(counts) - counts
+    row_of = np.repeat(np.arange(n_rows), counts)
+    top[row_of, np.arange(len(row_of)) - starts[row_of]] = block[keep]
+    z = np.full(len(s), k, dtype=np.int64)
+    inside = np.flatnonzero(s >= t[local])
+    self_in = np.ones(len(inside), dtype=np.int64)  # the test item is among its own candidates
+    if excluded is not None:
+        self_in -= excluded[local[inside], items[inside]]
+    tied_rows = []
+    for b in _batches(len(inside), top.shape[1]):
+        rows = inside[b]
+        tv, sv = top[local[rows]], s[rows, None]
+        z[rows] = (tv > sv).sum(1)
+        tied_rows.append(rows[(tv == sv).sum(1) > self_in[b]])
+    tied = np.concatenate(tied_rows) if tied_rows else np.empty(0, dtype=np.int64)
+    if len(tied):
+        users, at = np.unique(local[tied], return_inverse=True)
+        masked = block[users] if excluded is None else np.where(excluded[users], -np.inf, block[users])
+        z[tied] = exact_positions(masked, at, s[tied], items[tied])
     return np.minimum(z, k)
 
 
@@ -235,12 +315,14 @@ def positions(scores, test: pd.DataFrame, exclude, k: int | None, *,
             sel = slice(lo, hi)
             block, fresh = raw_chunk(scores, lo, hi)
         s = block[local, items[rows]]  # the ranked item keeps its own score (read before masking)
+        if not exact:
+            excluded = _excluded_cells(excl, sel, block.shape)
+            out[rows] = _top_k_positions(block, excluded, local, s, items[rows], k)
+            return
         if excl is not None and not fresh and getattr(local_buffer, "array", None) is None:
             local_buffer.array = np.empty((min(n_users, chunk_rows(n_items)), n_items))
         m = masked_chunk(block, fresh, excl, sel, getattr(local_buffer, "array", None))
-        if not exact:
-            out[rows] = _top_k_positions(m, local, s, items[rows], k)
-        elif full_sort or (full_sort is None
+        if full_sort or (full_sort is None
                            and len(rows) > _SORT_ROWS_PER_USER * block.shape[0]):
             out[rows] = _sorted_positions(m, local, s, items[rows])
         else:

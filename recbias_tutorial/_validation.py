@@ -143,7 +143,10 @@ def check_scores(scores: Any) -> Any:
         raise ValueError(f"scores must not be empty, got shape {arr.shape}")
     if not np.issubdtype(arr.dtype, np.number) or np.issubdtype(arr.dtype, np.complexfloating):
         raise ValueError(f"scores must be real numbers, got dtype {arr.dtype}")
-    if not np.isfinite(arr).all():
+    # one summing pass (no temporary mask) clears finite data; only a NaN, an inf or an
+    # overflowing sum needs the element-wise look
+    if np.issubdtype(arr.dtype, np.floating) and not np.isfinite(arr.sum()) \
+            and not np.isfinite(arr).all():
         bad = int((~np.isfinite(arr)).sum())
         raise ValueError(f"scores must be finite, found {bad} NaN or infinite values")
     return arr

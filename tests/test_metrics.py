@@ -134,3 +134,21 @@ def test_ranks_when_few_users_have_test_rows(k):
         m[i] = scores[u, i]  # the ranked item keeps its own score
         expected = int((m > m[i]).sum() + ((m == m[i]) & (np.arange(25) < i)).sum())
         assert z[row] == (expected if k is None else min(expected, k))
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_top_k_positions_with_heavy_exclusion_and_every_cut_off(seed):
+    """The sampled lower bound of the k-th candidate must hold when most items are excluded
+    (sampled columns all excluded: bound -inf) and for every k below the catalogue size."""
+    rng = np.random.default_rng(seed)
+    n_users, n_items = 12, 30
+    scores = np.round(rng.random((n_users, n_items)) * (3 if seed == 0 else 1000))
+    pairs = rng.permutation(n_users * n_items)
+    test = pd.DataFrame({"user": pairs[:60] // n_items, "item": pairs[:60] % n_items,
+                         "rating": 5.0})
+    heavy = np.flatnonzero(rng.random(n_users * n_items) < np.repeat(rng.random(n_users), n_items))
+    excl = pd.DataFrame({"user": heavy // n_items, "item": heavy % n_items})  # may hold test pairs
+    expected = brute_positions(scores, test, excl)
+    for k in range(1, n_items):
+        np.testing.assert_array_equal(rank_positions(scores, test, exclude=excl, k=k),
+                                      np.minimum(expected, k))
