@@ -7,6 +7,7 @@ A dataset that is absent is skipped, or fails when ``RECBIAS_REQUIRE_DATA=1``.
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -445,3 +446,36 @@ def test_standin_shapes_match_the_real_datasets():
 def test_unknown_name_is_a_value_error():
     with pytest.raises(ValueError, match="name must be one of"):
         load_or_standin("netflix", seed=0)
+
+
+def test_kuairec_wang2025_split_partitions_the_small_matrix(monkeypatch, tmp_path):
+    _kuairec_files(tmp_path / "data" / "kuairec")
+    monkeypatch.setenv("RECBIAS_DATA", str(tmp_path / "data"))
+    whole = load_kuairec()
+    data = load_kuairec(split="wang2025")
+    _check_contract(data)
+    # the log's pairs inside the small matrix keep the log's ratings; the rest is the test set
+    pd.testing.assert_frame_equal(data.mnar, pd.DataFrame(
+        {"user": [0, 0, 1, 2, 2], "item": [0, 2, 1, 0, 2], "rating": [0.5, 2.0, 0.8, 4.1, 0.3]}))
+    pd.testing.assert_frame_equal(data.full, pd.DataFrame(
+        {"user": [0, 1, 1], "item": [1, 0, 2], "rating": [0.9, 2.4, 0.7]}))
+    assert len(data.mnar) + len(data.full) == len(whole.full)
+    both = data.mnar.merge(data.full, on=["user", "item"])
+    assert both.empty
+    assert data.info["split"] == "wang2025"
+    assert data.info["paper_counts"] == {"mnar": 1_934_404, "full": 2_742_166}
+    assert data.info["matches_paper"] is False  # made-up rows, of course
+    assert whole.info["split"] == "all" and "paper_counts" not in whole.info
+
+
+def test_kuairec_split_is_validated_before_any_file_is_read():
+    with pytest.raises(ValueError, match="split"):
+        load_kuairec(split="paper")
+
+
+@pytest.mark.skipif(not (Path(os.environ.get("RECBIAS_DATA", "/nonexistent")) / "kuairec").is_dir(),
+                    reason="KuaiRec is not in RECBIAS_DATA")
+def test_kuairec_wang2025_split_counts_on_the_real_files():
+    """Our reading of the paper's split must reproduce its Table 2 counts on the real data."""
+    data = load_kuairec(split="wang2025")
+    assert {"mnar": len(data.mnar), "full": len(data.full)} == data.info["paper_counts"]
