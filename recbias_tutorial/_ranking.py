@@ -371,6 +371,24 @@ def ranking_input(scores, test, *, k: int | None, threshold: float,
     return scores, k, rel
 
 
+#: Gains understood by the estimators' ``metric`` argument.
+GAINS = ("recall", "dcg", "auc")
+
+
+def gains(scores, rel: pd.DataFrame, metric: str, k: int, exclude) -> np.ndarray:
+    """Gain c(Z) of each relevant test row: recall 1[Z<k], dcg 1[Z<k]/log2(Z+2), auc."""
+    if metric == "auc":
+        z = positions(scores, rel, exclude, None)
+        n = n_candidates(scores.shape, rel, exclude)
+        return np.where(n > 1, 1.0 - z / np.maximum(n - 1, 1), 1.0)
+    if metric not in ("recall", "dcg"):
+        raise ValueError(f"metric must be one of {GAINS}, got {metric!r}")
+    z = positions(scores, rel, exclude, k)
+    if metric == "recall":
+        return (z < k).astype(float)
+    return dcg_gain(z, k)
+
+
 def dcg_gain(z: np.ndarray, k: int) -> np.ndarray:
     """DCG@k gain of positions z: 1/log2(z + 2) in the top k, else 0."""
     return np.where(z < k, 1.0 / np.log2(z + 2.0), 0.0)
