@@ -10,9 +10,9 @@ import pytest
 from recbias_tutorial.replications import carraro_bridge as protocols
 from recbias_tutorial.data import FeedbackData, restrict_to_mar_users
 from recbias_tutorial.estimators import aoa
-from recbias_tutorial.metrics import rank_positions, ranking_metrics
+from recbias_tutorial.metrics import rank_positions, ranking_metrics, subset_metrics
 from recbias_tutorial.models import AvgRating, PosPop, fit_scores
-from recbias_tutorial.sampling import intervene
+from recbias_tutorial.sampling import STRATEGIES, intervene
 
 
 # --------------------------------------------------------------------------------------
@@ -74,7 +74,7 @@ def test_subset_metrics_equals_ranking_metrics(world, capped):
     z = rank_positions(scores, split.heldout, exclude=split.train, k=5 if capped else None)
     subsets = {f"s{j}": np.sort(rng.choice(len(split.heldout), size=m, replace=False))
                for j, m in enumerate([1, 25, 200, len(split.heldout)])}
-    got = protocols.subset_metrics(z, split.heldout, subsets, k=5)
+    got = subset_metrics(z, split.heldout, subsets, k=5)
     for key, rows in subsets.items():
         sub = split.heldout.iloc[rows]
         if (sub["rating"] >= 4).sum() == 0:
@@ -89,11 +89,11 @@ def test_subset_metrics_equals_ranking_metrics(world, capped):
 def test_subset_metrics_validation():
     test = pd.DataFrame({"user": [0, 1], "item": [0, 0], "rating": [5.0, 4.0]})
     with pytest.raises(ValueError, match="positions"):
-        protocols.subset_metrics(np.array([0]), test, {"a": [0]})
+        subset_metrics(np.array([0]), test, {"a": [0]})
     with pytest.raises(ValueError, match="subsets"):
-        protocols.subset_metrics(np.array([0, 1]), test, {"a": [5]})
+        subset_metrics(np.array([0, 1]), test, {"a": [5]})
     with pytest.raises(ValueError, match="k"):
-        protocols.subset_metrics(np.array([0, 1]), test, {"a": [0]}, k=0)
+        subset_metrics(np.array([0, 1]), test, {"a": [0]}, k=0)
 
 
 # --------------------------------------------------------------------------------------
@@ -130,7 +130,7 @@ def test_run_repetition_matches_direct_evaluation(world, repetition):
     assert m[("AvgRating", "full", 1.0, "recall")] == pytest.approx(
         aoa(scores, split.heldout, k=10, exclude=split.train), abs=1e-12)
     # the WTD sample at 30%, re-drawn with the documented generator (seed, strategy, size index)
-    rng = np.random.default_rng([2, protocols.STRATEGIES.index("wtd"), 0])
+    rng = np.random.default_rng([2, STRATEGIES.index("wtd"), 0])
     sample = intervene(split.heldout, strategy="wtd", size=0.3, train=split.train, mar=split.weights, seed=rng)
     want = ranking_metrics(scores, sample, k=10, exclude=split.train, auc=False).mean()
     for metric in protocols.METRICS:
