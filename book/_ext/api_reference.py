@@ -6,7 +6,7 @@
   For exactly those names (the package's ``_NAMES``), a reference that Sphinx cannot resolve
   is retried at ``recbias_tutorial.<module>.<name>``. Any other unresolved reference is left
   alone, so nitpicky mode (``-n``) still reports it.
-* **Re-exported constants.** ``recbias_tutorial.data`` and ``recbias_tutorial.models`` re-export
+* **Re-exported constants.** ``data``, ``models``, ``estimators`` and ``carraro_bridge`` re-export
   constants (``DATASETS``, ``FAMILIES``, ...) whose ``#:`` doc-comments sit in the private
   module that defines them, where autodoc does not look; it would print the docstring of
   ``tuple`` or ``dict`` instead. For a documented constant of the package, the doc-comment is
@@ -44,8 +44,10 @@ def _on_missing_reference(app, env, node, contnode):
 
 
 def _doc_comment(modname: str, attr: str, obj) -> list[str] | None:
-    """The ``#:`` comment of ``attr`` in ``modname`` or in the submodule that defines it."""
-    candidates = [modname] + sorted(m for m in sys.modules if m.startswith(modname + "."))
+    """The ``#:`` comment of ``attr`` in ``modname`` or in the package module that defines it
+    (a submodule such as ``data._loaders``, or a private sibling such as ``_stratification``)."""
+    candidates = [modname] + sorted(m for m in sys.modules
+                                    if m.startswith(PACKAGE + ".") and m != modname)
     for name in candidates:
         if name != modname and vars(sys.modules[name]).get(attr, object()) is not obj:
             continue
