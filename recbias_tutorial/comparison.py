@@ -35,7 +35,7 @@ and every method estimates every model's metric from them:
 
 :func:`compare_methods` returns bias, standard deviation and RMSE of each estimate over the
 redraws; :func:`rank_agreement` the Kendall :math:`\tau` of each method's ranking of the
-models against the true ranking, per redraw.
+models against the true ranking, per redraw; :func:`method_summary` both, one row per method.
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ from ._validation import (as_generator, check_frame, check_int, check_mapping, c
                           check_scores)
 from .data import FeedbackData
 
-__all__ = ["SUMMARY_COLUMNS", "compare_methods", "rank_agreement"]
+__all__ = ["SUMMARY_COLUMNS", "compare_methods", "method_summary", "rank_agreement"]
 
 #: Columns of :func:`compare_methods` (plus ``family``, ``n_redraws`` and ``redraws``).
 SUMMARY_COLUMNS = ("method", "model", "metric", "true", "estimate", "bias", "sd", "rmse")
@@ -167,7 +167,9 @@ def compare_methods(world: FeedbackData, *, models: Mapping, seed, n_redraws: in
         ``metric``, ``true`` (the model's metric on every relevant pair outside the log),
         ``estimate`` (mean over the redraws), ``bias``, ``sd``, ``rmse``, ``n_redraws``
         and ``redraws`` (the tuple of per-redraw estimates, which :func:`rank_agreement`
-        reads; it survives filtering and concatenation).
+        reads; it survives filtering and concatenation). ``attrs`` holds ``k``,
+        ``k_bar`` (the :math:`\bar K` of Recall@K̄), ``n_random`` (:math:`\bar N`) and
+        ``n_random_users``.
 
     Raises
     ------
@@ -227,7 +229,9 @@ def compare_methods(world: FeedbackData, *, models: Mapping, seed, n_redraws: in
     seeds = rng.integers(2**63, size=n_redraws)
     est = np.stack([_m.run_redraw(s, opts, *_m.draw_sets(s, np.random.default_rng(x)))
                     for x in seeds], axis=-1)
-    return _summary(est, truth, list(models), _m.method_names(opts))
+    table = _summary(est, truth, list(models), _m.method_names(opts))
+    table.attrs.update(k=k, k_bar=k_bar, n_random=n_bar, n_random_users=len(s.mar_users))
+    return table
 
 
 def _summary(est: np.ndarray, truth: np.ndarray, names: list[str],
@@ -317,3 +321,46 @@ def rank_agreement(table: pd.DataFrame) -> pd.DataFrame:
                      else np.nan,
                      "n_models": len(group), "n_redraws": len(draws[0])})
     return pd.DataFrame(rows)
+
+
+def method_summary(table: pd.DataFrame) -> pd.DataFrame:
+    """One row per method and metric: mean |bias|, sd and RMSE over the models, and tau.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        Output of :func:`compare_methods`, possibly filtered or concatenated with extra key
+        columns (e.g. ``world``), which are kept as group keys (as in :func:`rank_agreement`).
+
+    Returns
+    -------
+    pandas.DataFrame
+        The group keys, then ``abs_bias`` (mean over the models of \|bias\|), ``sd`` and
+        ``rmse`` (means over the models), and ``tau``, ``tau_sd``, ``n_models``,
+        ``n_redraws`` from :func:`rank_agreement`; groups in order of appearance.
+
+    Raises
+    ------
+    ValueError
+        As :func:`rank_agreement`.
+
+    See Also
+    --------
+    recbias_tutorial.comparison.rank_agreement : the tau columns.
+    recbias_tutorial.comparison.compare_methods : the table.
+
+    Examples
+    --------
+    >>> rows = pd.DataFrame({"method": "m", "metric": "recall", "model": ["a", "b"],
+    ...                      "true": [0.1, 0.2], "estimate": [0.2, 0.1], "bias": [0.1, -0.1],
+    ...                      "sd": [0.0, 0.0], "rmse": [0.1, 0.1], "n_redraws": 2,
+    ...                      "redraws": [(0.2, 0.2), (0.1, 0.1)]})
+    >>> method_summary(rows)[["method", "abs_bias", "rmse", "tau"]].to_dict("records")
+    [{'method': 'm', 'abs_bias': 0.1, 'rmse': 0.1, 'tau': -1.0}]
+    """
+    agreement = rank_agreement(table)
+    keys = [c for c in table.columns if c not in _VALUE_COLUMNS]
+    errors = (table.assign(abs_bias=table["bias"].abs())
+              .groupby(keys, sort=False, dropna=False)[["abs_bias", "sd", "rmse"]].mean()
+              .reset_index())
+    return errors.merge(agreement, on=keys, how="left")

@@ -54,6 +54,7 @@ def test_tidy_columns_and_rows(table, models):
     assert (per_method == len(models)).all()
     recall_only = {m for m in table["method"] if m.endswith("(random)")}
     assert recall_only and set(table.query("metric == 'ndcg'")["method"]).isdisjoint(recall_only)
+    assert table.attrs["n_random"] == 12 and table.attrs["k_bar"] == 1  # round(5 * 12 / 70)
     draws = np.array(table["redraws"].tolist())
     assert draws.shape == (len(table), 4) and table["n_redraws"].eq(4).all()
     np.testing.assert_allclose(table["estimate"], draws.mean(1))
@@ -116,7 +117,7 @@ def test_every_method_equals_the_public_estimator_on_the_same_sets(world, models
                 **kw)["value"].iloc[-1],
             "stratified (quantile bins)": rb.stratified(scores, test, pop1, **kw)["value"].iloc[-1],
             "URE (random)": rb.ure_recall(scores, random, **kw),
-            "Recall@K̄=2 (random)": rb.recall_at_kbar(scores, random, k_bar=2),
+            "Recall@K̄ (random)": rb.recall_at_kbar(scores, random, k_bar=2),
             **{name: rb.aoa(scores, part, **kw) for name, part in parts.items()},
         }
         for method, value in expect.items():
