@@ -335,7 +335,7 @@ def method_summary(table: pd.DataFrame) -> pd.DataFrame:
     Returns
     -------
     pandas.DataFrame
-        The group keys, then ``abs_bias`` (mean over the models of \|bias\|), ``sd`` and
+        The group keys, then ``abs_bias`` (mean over the models of the absolute bias), ``sd`` and
         ``rmse`` (means over the models), and ``tau``, ``tau_sd``, ``n_models``,
         ``n_redraws`` from :func:`rank_agreement`; groups in order of appearance.
 
