@@ -12,7 +12,8 @@ tests check it): ``aoa``, ``ips``, ``snips``, ``stratified``, ``intervene`` + ``
 Metrics, for a user's relevant rows with weights :math:`w` (1 for plain averages):
 Recall@k is :math:`\sum w\,1[Z<k] / \sum w`; nDCG@k is :math:`\sum w\,\mathrm{dcg}(Z) /
 \sum w \cdot n_u / \mathrm{IDCG}(\min(k, n_u))` with :math:`n_u` the user's number of rows
-(with :math:`w = 1`, the usual per-user nDCG@k of :func:`~recbias_tutorial.metrics.ranking_metrics`).
+(with :math:`w = 1`, the usual per-user nDCG@k of
+:func:`~recbias_tutorial.metrics.ranking_metrics`).
 IPS divides :math:`\sum w\,g` by the true :math:`|S_u|` (recall) or by
 :math:`\mathrm{IDCG}(\min(k, |S_u|))` (nDCG), with :math:`w = 1/P`: unbiased with the true
 propensities.

@@ -14,24 +14,24 @@ times, the world is observed again:
 
 and every method estimates every model's metric from them:
 
-========================  ===============================================================
-``AOA (log)``             plain average on the test log (= the FULL intervention)
-``IPS (true P)``          :func:`~recbias_tutorial.estimators.ips`, true :math:`P` and :math:`|S_u|`
-``SNIPS (...)``           :func:`~recbias_tutorial.estimators.snips` with the true :math:`P`,
-                          popularity propensities (``gammas``), Naive-Bayes propensities
-                          from the log and the random sample; "clipped": floored at their
-                          ``clip_quantile`` quantile over the relevant test rows
-``stratified (...)``      :func:`~recbias_tutorial.estimators.stratified`: the authors' bins
-                          (``binning="cut"``, edges and shares from all test ratings, the
-                          authors' power-law propensity of the training counts) and quantile
-                          bins of the relevant rows (popularity propensity)
-``REG/SKEW/WTD/WTD_H ρ``  plain average on :func:`~recbias_tutorial.sampling.intervene`'s
-                          subset of the test log (size ρ; WTD uses the random sample)
-``URE (random)``          :func:`~recbias_tutorial.estimators.ure_recall` (recall only)
-``Recall@K̄ (random)``    :func:`~recbias_tutorial.estimators.recall_at_kbar` with
-                          :math:`\bar K = \max(1, \mathrm{round}(k \bar N / N))` (recall only;
-                          a different quantity on a different scale, Wang et al. 2025)
-========================  ===============================================================
+* ``AOA (log)``: the plain average on the test log (= the FULL intervention);
+* ``IPS (true P)``: :func:`~recbias_tutorial.estimators.ips` with the true :math:`P` and
+  :math:`|S_u|` (an oracle);
+* ``SNIPS (...)``: :func:`~recbias_tutorial.estimators.snips` with the true :math:`P`,
+  popularity propensities (``gammas``), Naive-Bayes propensities from the log and the
+  random sample; "clipped": floored at their ``clip_quantile`` quantile over the relevant
+  test rows;
+* ``stratified (...)``: :func:`~recbias_tutorial.estimators.stratified` with the authors'
+  bins (``binning="cut"``, edges and shares from all test ratings, the authors' power-law
+  propensity of the training counts) and with quantile bins of the relevant rows
+  (popularity propensity);
+* ``REG/SKEW/WTD/WTD_H ρ``: the plain average on
+  :func:`~recbias_tutorial.sampling.intervene`'s subset of the test log (size ρ; WTD uses
+  the random sample);
+* ``URE (random)``: :func:`~recbias_tutorial.estimators.ure_recall` (recall only);
+* ``Recall@K̄ (random)``: :func:`~recbias_tutorial.estimators.recall_at_kbar` with
+  :math:`\bar K = \max(1, \mathrm{round}(k \bar N / N))` (recall only; a different
+  quantity on a different scale, Wang et al. 2025).
 
 :func:`compare_methods` returns bias, standard deviation and RMSE of each estimate over the
 redraws; :func:`rank_agreement` the Kendall :math:`\tau` of each method's ranking of the
@@ -324,7 +324,7 @@ def rank_agreement(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def method_summary(table: pd.DataFrame) -> pd.DataFrame:
-    """One row per method and metric: mean |bias|, sd and RMSE over the models, and tau.
+    """One row per method and metric: mean absolute bias, sd and RMSE over the models, and tau.
 
     Parameters
     ----------
@@ -335,8 +335,8 @@ def method_summary(table: pd.DataFrame) -> pd.DataFrame:
     Returns
     -------
     pandas.DataFrame
-        The group keys, then ``abs_bias`` (mean over the models of the absolute bias), ``sd`` and
-        ``rmse`` (means over the models), and ``tau``, ``tau_sd``, ``n_models``,
+        The group keys, then ``abs_bias`` (mean over the models of the absolute bias),
+        ``sd`` and ``rmse`` (means over the models), and ``tau``, ``tau_sd``, ``n_models``,
         ``n_redraws`` from :func:`rank_agreement`; groups in order of appearance.
 
     Raises

@@ -64,7 +64,8 @@ def _ipf(class_counts: np.ndarray, item_target: np.ndarray,
 
 
 def semi_synthetic(data: FeedbackData, *, seed, n_factors: int = 8, reg: float = 5.0,
-                   n_iter: int = 15, smoothing: float = 0.5, name: str | None = None) -> FeedbackData:
+                   n_iter: int = 15, smoothing: float = 0.5,
+                   name: str | None = None) -> FeedbackData:
     r"""A world with full ground truth completed from a real dataset (Schnabel et al., 2016).
 
     **Completion.** A biased matrix factorisation
