@@ -145,8 +145,10 @@ def compare_methods(world: FeedbackData, *, models: Mapping, seed, n_redraws: in
         Randomness of the redraws (each redraw has its own stream).
     n_redraws : int, default 20
         Redraws of the test log and the random sample (>= 2).
-    k : int, default 10
-        Cut-off of Recall@k and nDCG@k.
+    k : int or None, default 10
+        Cut-off of Recall@k and nDCG@k. ``None``: the whole ranking (no cut-off), for nDCG
+        only (recall over the whole ranking is 1 for every model), so the table then has
+        ``ndcg`` rows only and no random-sample methods.
     gammas : sequence of float, default (0, 1, 2)
         Exponents of the popularity propensities :math:`n_i^{(\gamma+1)/2}` (each > -1);
         the clipped variant uses the middle one.
@@ -205,7 +207,8 @@ def compare_methods(world: FeedbackData, *, models: Mapping, seed, n_redraws: in
     models = _check_models(models, shape)
     rng = as_generator(seed)
     n_redraws = check_int(n_redraws, "n_redraws", 2)
-    k = check_int(k, "k", 1, world.n_items)
+    whole = k is None
+    k = world.n_items if whole else check_int(k, "k", 1, world.n_items)
     n_strata = check_int(n_strata, "n_strata", 1)
     gammas = tuple(check_real(g, "gammas", low=-1.0, low_open=True) for g in np.atleast_1d(gammas))
     sizes = tuple(check_real(r, "sizes", low=0.0, low_open=True, high=1.0)
@@ -230,6 +233,9 @@ def compare_methods(world: FeedbackData, *, models: Mapping, seed, n_redraws: in
     est = np.stack([_m.run_redraw(s, opts, *_m.draw_sets(s, np.random.default_rng(x)))
                     for x in seeds], axis=-1)
     table = _summary(est, truth, list(models), _m.method_names(opts))
+    if whole:
+        table = table[table["metric"] == "ndcg"].reset_index(drop=True)
+        k = None
     table.attrs.update(k=k, k_bar=k_bar, n_random=n_bar, n_random_users=len(s.mar_users))
     return table
 

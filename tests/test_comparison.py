@@ -72,6 +72,17 @@ def test_true_metric_is_the_metric_on_every_unlogged_pair(world, models, table):
         assert truth["ndcg"] == pytest.approx(ndcg)
 
 
+def test_whole_ranking_is_ndcg_without_cutoff(world, models):
+    whole = compare_methods(world, models=models, seed=1, n_redraws=2, k=None)
+    assert set(whole["metric"]) == {"ndcg"} and whole.attrs["k"] is None
+    assert not whole["method"].str.endswith("(random)").any()
+    held = _heldout(world)
+    for name, scores in models.items():
+        truth = whole.query("model == @name and method == 'AOA (log)'")["true"].item()
+        expect = rb.ranking_metrics(scores, held, k=80, exclude=world.mnar, auc=False)["ndcg"]
+        assert truth == pytest.approx(expect.mean())
+
+
 def test_deterministic_by_seed(world, models, table):
     again = compare_methods(world, models=models, seed=1, n_redraws=4, k=K)
     pd.testing.assert_frame_equal(table, again)
