@@ -174,6 +174,18 @@ def test_rank_agreement(table):
     assert len(rank_agreement(two)) == 2 * len(agree)
 
 
+def test_kendall_tau_b_matches_scipy_with_ties():
+    from scipy import stats
+
+    rng = np.random.default_rng(0)
+    truth = rng.integers(0, 4, 9).astype(float)  # ties on both sides
+    draws = rng.integers(0, 4, (5, 9)).astype(float)
+    got = comparison._kendall_tau_b(draws, truth)
+    want = [stats.kendalltau(d, truth).statistic for d in draws]
+    np.testing.assert_allclose(got, want)
+    assert np.isnan(comparison._kendall_tau_b(np.ones((1, 9)), truth)).all()
+
+
 def test_bad_inputs_name_the_argument(world, models):
     ok = dict(models=models, seed=0, n_redraws=2)
     with pytest.raises(ValueError, match="world"):
