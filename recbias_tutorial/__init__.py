@@ -7,8 +7,8 @@ Names load on first use, so importing the package is fast and Cornac (``fit_scor
 =================  ==========================================================================
 Data               :class:`FeedbackData`, :func:`load`, :func:`load_coat`,
                    :func:`load_yahoo_r3`, :func:`load_movielens_100k`, :func:`load_kuairec`,
-                   :func:`load_or_standin`, :func:`simulate`, :func:`random_split`,
-                   :func:`drop_seen`
+                   :func:`load_or_standin`, :func:`simulate`, :func:`semi_synthetic`,
+                   :func:`random_split`, :func:`drop_seen`
 Scores             :class:`Scorer` (scores read in blocks of users: any catalogue size)
 Metrics            :func:`rank_positions`, :func:`ranking_metrics`
 Estimators         :func:`aoa`, :func:`ips`, :func:`snips`, :func:`stratified`,
@@ -19,7 +19,7 @@ Statistics         :func:`kendall_tau`, :func:`steiger_test`, :func:`kl_divergen
 Models (Cornac)    :func:`fit_scores`, :func:`model_zoo` (``models.fit_scorer``: lazily)
 Modules            ``data``, ``scorer``, ``metrics``, ``estimators``, ``propensity``, ``sampling``,
                    ``stats``, ``models``, ``debiased_mf``, ``distributed`` (Dask),
-                   ``plots``, ``course``,
+                   ``plots``, ``comparison`` (every method against the truth), ``course``,
                    ``replications`` (one module per reproduced paper)
 =================  ==========================================================================
 
@@ -44,7 +44,7 @@ __version__ = "0.1.0"
 _NAMES = {
     "FeedbackData": "data", "load": "data", "load_coat": "data", "load_yahoo_r3": "data",
     "load_movielens_100k": "data", "load_kuairec": "data", "load_or_standin": "data",
-    "simulate": "data", "random_split": "data", "drop_seen": "data",
+    "simulate": "data", "semi_synthetic": "data", "random_split": "data", "drop_seen": "data",
     "Scorer": "scorer", "rank_positions": "metrics", "ranking_metrics": "metrics",
     "aoa": "estimators", "ips": "estimators", "snips": "estimators", "stratified": "estimators",
     "ure_recall": "estimators", "recall_at_kbar": "estimators", "bootstrap_ci": "estimators",
@@ -54,7 +54,7 @@ _NAMES = {
     "fit_scores": "models", "model_zoo": "models",
 }
 _MODULES = ("data", "scorer", "metrics", "estimators", "propensity", "sampling", "stats", "models",
-            "debiased_mf", "distributed", "plots", "course", "replications")
+            "debiased_mf", "distributed", "plots", "comparison", "course", "replications")
 
 __all__ = [*_NAMES, "replications", "__version__"]
 

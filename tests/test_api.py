@@ -66,6 +66,11 @@ RANDOM_CALLS = {
     "bootstrap_ci": lambda seed: rb.bootstrap_ci(np.eye(2), _FRAME, seed=seed, k=1),
     "model_zoo": lambda seed: rb.model_zoo(seed=seed, families=["BPR"], sizes=(2,)),
     "load_or_standin": lambda seed: rb.load_or_standin("coat", seed=seed),
+    "semi_synthetic": lambda seed: rb.semi_synthetic(
+        rb.simulate(20, 10, seed=0, mean_ratings_per_user=3), seed=seed),
+    "compare_methods": lambda seed: rb.comparison.compare_methods(
+        rb.simulate(20, 10, seed=0, mean_ratings_per_user=3, n_mar_items=4),
+        models={"a": np.eye(20, 10), "b": np.ones((20, 10))}, seed=seed, n_redraws=2, k=2),
 }
 
 
