@@ -33,7 +33,8 @@ class FeedbackData:
         An item is relevant when ``rating >= threshold``.
     propensity : numpy.ndarray or None
         True probability that each (user, item) pair enters ``mnar``, shape
-        ``(n_users, n_items)``; known only for simulated worlds.
+        ``(n_users, n_items)``; known only for worlds with full ground truth
+        (:func:`simulate`, :func:`semi_synthetic`).
     info : dict
         Free-form provenance (e.g. ``{"standin": True}`` for simulated stand-ins).
 
