@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 JB     := $(BIN)/jupyter-book build . -W -n --keep-going
 
-.PHONY: book test pytest site-test lab bench clean clean-cache
+.PHONY: book student test pytest site-test lab bench clean clean-cache
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -16,6 +16,13 @@ $(STAMP): pyproject.toml
 ## make book: build the course into _build/html (executes every chapter, cached)
 book: $(STAMP)
 	$(JB)
+
+## make student: the student edition, without solutions: the site in
+## _build/student/source/_build/html and the chapter notebooks (.md and .ipynb) in _build/student/notebooks
+student: $(STAMP)
+	$(BIN)/python book/_ext/student_edition.py _build/student
+	$(BIN)/jupyter-book build _build/student/source -W -n --keep-going
+	RECBIAS_REQUIRE_STUDENT=1 $(BIN)/python -m pytest -q tests/test_student_edition.py
 
 ## make test: unit, statistical and doc tests, then the book build, then checks on the built site
 ## (static checks, and every chapter page in headless Chromium: console, charts, maths, solutions)

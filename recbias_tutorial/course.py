@@ -6,8 +6,14 @@ Nothing here computes a result. A chapter starts with one call::
     from recbias_tutorial import course
     course.setup()
 
-and then uses :func:`glue_values` to publish the numbers its prose quotes and
-:func:`standin_notice` to show, as a warning box, that a page runs on a simulated stand-in.
+and then uses :func:`glue_values` (or :func:`glue`) to publish the numbers its prose quotes,
+:func:`table` to format the tables it shows, and :func:`standin_notice` to show, as a warning
+box, that a page runs on a simulated stand-in.
+
+Prose quotes a published value with an inline expression, ``{eval}`ch1_gap``` or
+``{eval}`f"{ch1_gap:.3f}"```: on the built site the book's ``eval_glue`` extension resolves
+it from the glued values (execution stays cached); in JupyterLab ``jupyterlab-myst``
+evaluates it in the kernel, where the published names are variables.
 """
 
 from __future__ import annotations
@@ -23,7 +29,7 @@ import numpy as np
 
 from .data import FeedbackData, StandinWarning
 
-__all__ = ["LAB_RENDERER", "RENDERER", "glue_values", "setup", "standin_notice"]
+__all__ = ["LAB_RENDERER", "RENDERER", "glue", "glue_values", "setup", "standin_notice", "table"]
 
 #: Name under which :func:`setup` registers the renderer of the built site.
 RENDERER = "recbias_offline"
@@ -90,8 +96,10 @@ def _plain(value: Any) -> Any:
 
 
 def glue_values(prefix: str, values: Mapping[str, Any]) -> None:
-    """Glue every value under ``f"{prefix}_{key}"`` without displaying anything.
+    """Publish every value under ``f"{prefix}_{key}"`` without displaying anything.
 
+    Each value is glued (the built site reads it from the executed notebook) and set as a
+    variable of that name in the kernel (JupyterLab's ``{eval}`` expressions read it there).
     Returns None, so that a call ending a cell adds no output to the page.
 
     Parameters
@@ -104,16 +112,17 @@ def glue_values(prefix: str, values: Mapping[str, Any]) -> None:
     Returns
     -------
     None
-        The values are glued (inside a kernel) under ``f"{prefix}_{key}"``.
+        The values are published (inside a kernel) under ``f"{prefix}_{key}"``.
 
     Raises
     ------
     ValueError
-        If ``prefix`` is empty or ``values`` is not a mapping with string keys.
+        If ``prefix`` is empty or ``values`` is not a mapping with string keys that make
+        Python identifiers.
 
     See Also
     --------
-    setup : the call that starts every chapter.
+    glue : publish one value under a full name.
 
     Examples
     --------
@@ -125,12 +134,112 @@ def glue_values(prefix: str, values: Mapping[str, Any]) -> None:
         raise ValueError(f"prefix must be a non-empty string, got {prefix!r}")
     if not isinstance(values, Mapping) or not all(isinstance(k, str) for k in values):
         raise ValueError("values must be a mapping with string keys")
-    out = {f"{prefix}_{key}": _plain(value) for key, value in values.items()}
-    if _in_kernel():
-        from myst_nb import glue
+    for key, value in values.items():
+        glue(f"{prefix}_{key}", value)
 
-        for key, value in out.items():
-            glue(key, value, display=False)
+
+def glue(name: str, value: Any, display: bool = False) -> None:
+    """Publish one value under ``name``: glued for the site, a kernel variable for JupyterLab.
+
+    A drop-in for ``myst_nb.glue(name, value, display=False)``.
+
+    Parameters
+    ----------
+    name : str
+        A Python identifier, e.g. ``"ch2_gap"``; prose quotes it as ``{eval}`ch2_gap```.
+    value : number or str
+        numpy scalars become Python ints and floats.
+    display : bool
+        Must be False (published values never show where they are computed).
+
+    Returns
+    -------
+    None
+
+    Raises
+    ------
+    ValueError
+        If ``name`` is not an identifier or ``display`` is true.
+
+    See Also
+    --------
+    glue_values : publish several values under one prefix.
+
+    Examples
+    --------
+    >>> glue("ch0_n", np.int64(3))  # outside a notebook: nothing to publish into
+    """
+    if not isinstance(name, str) or not name.isidentifier():
+        raise ValueError(f"name must be a Python identifier, got {name!r}")
+    if display:
+        raise ValueError("display must be False: published values are quoted by the prose")
+    value = _plain(value)
+    shell = _kernel()
+    if shell is not None:
+        from myst_nb import glue as myst_glue
+
+        myst_glue(name, value, display=False)
+        shell.user_ns[name] = value
+
+
+def table(frame: "pd.DataFrame", *, digits: int = 3, missing: str = "—") -> "pd.DataFrame":
+    """A DataFrame as the chapters show it: counts as ints, other floats rounded, gaps named.
+
+    Parameters
+    ----------
+    frame : DataFrame
+        The table to show.
+    digits : int
+        Decimal places of the non-integral float columns.
+    missing : str
+        The word shown in place of a missing value (say what the gap means, e.g.
+        ``"empty stratum"``).
+
+    Returns
+    -------
+    DataFrame
+        A copy: float columns whose values are all whole numbers become integers,
+        other float columns are rounded to ``digits``, and missing values read ``missing``.
+
+    Raises
+    ------
+    ValueError
+        If ``frame`` is not a DataFrame, ``digits`` is not a non-negative int or
+        ``missing`` is not a string.
+
+    See Also
+    --------
+    glue_values : publish the numbers the prose quotes.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> table(pd.DataFrame({"n": [923.0, 12.0], "w": [0.909091, None]}), missing="none")
+         n      w
+    0  923  0.909
+    1   12   none
+    """
+    import pandas as pd
+
+    if not isinstance(frame, pd.DataFrame):
+        raise ValueError(f"frame must be a DataFrame, got {type(frame).__name__}")
+    if isinstance(digits, bool) or not isinstance(digits, numbers.Integral) or digits < 0:
+        raise ValueError(f"digits must be a non-negative int, got {digits!r}")
+    if not isinstance(missing, str):
+        raise ValueError(f"missing must be a string, got {missing!r}")
+    out = frame.copy()
+    for col in out.columns:
+        values = out[col]
+        if not pd.api.types.is_float_dtype(values):
+            continue
+        finite = values.dropna()
+        if len(finite) and np.isfinite(finite).all() and (finite == np.round(finite)).all():
+            out[col] = values.astype("Int64")
+        else:
+            out[col] = values.round(digits)
+    if out.isna().to_numpy().any():
+        out = out.astype(object).where(out.notna(), missing)
+    return out
 
 
 def standin_notice(data: FeedbackData) -> bool:
@@ -176,9 +285,14 @@ def standin_notice(data: FeedbackData) -> bool:
     return True
 
 
-def _in_kernel() -> bool:
+def _kernel() -> Any:
+    """The running IPython shell, or None outside one."""
     try:
         from IPython import get_ipython
     except ImportError:
-        return False
-    return get_ipython() is not None
+        return None
+    return get_ipython()
+
+
+def _in_kernel() -> bool:
+    return _kernel() is not None

@@ -89,7 +89,11 @@ def pages(browser, base_url):
                     const cs = getComputedStyle(c);
                     return cs.visibility === 'hidden' || cs.display === 'none'
                         || c.getBoundingClientRect().height === 0; }));
-            return {column: width, charts: charts,
+            const figures = [...document.querySelectorAll('.recbias-chart')].map(el => {
+                const fig = el.closest('figure');
+                const num = fig && fig.querySelector('figcaption .caption-number');
+                return num ? num.textContent.trim() : null; });
+            return {column: width, charts: charts, figures: figures,
                     math: document.querySelectorAll('mjx-container').length,
                     rawMath: document.body.innerText.includes('\\\\(') ,
                     solutions: solutions};
@@ -112,6 +116,30 @@ def test_charts_render_inside_the_column(pages, name):
         assert chart["svg"], f"chart {i} did not render: {chart['text']!r}"
         assert chart["width"] <= facts["column"] + 1, (
             f"chart {i} is {chart['width']:.0f} px wide, the column {facts['column']:.0f} px")
+
+
+@pytest.mark.parametrize("name", PAGES)
+def test_every_chart_is_a_numbered_figure(pages, name):
+    chapter = int(name[2:4])
+    for i, number in enumerate(pages[name]["figures"]):
+        assert number, f"chart {i} has no numbered caption"
+        assert number.startswith(f"Fig. {chapter}."), number
+
+
+def test_search_works_from_disk(browser):
+    """The site opened from disk (file://): the search page lists hits, no console error."""
+    page = browser.new_page()
+    errors: list[str] = []
+    page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.goto((SITE / "search.html").as_uri() + "?q=propensity", wait_until="load")
+    page.wait_for_selector("#search-results ul.search li", timeout=30_000)
+    page.wait_for_timeout(1000)
+    hits = page.eval_on_selector_all("#search-results ul.search li a", "els => els.map(e => e.href)")
+    page.close()
+    assert any("ch02_ips_snips.html" in h for h in hits), hits
+    assert all(h.startswith("file://") for h in hits)
+    assert errors == []
 
 
 @pytest.mark.parametrize("name", PAGES)
@@ -155,12 +183,21 @@ def lab_url(lab_notebook):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
+    # every cell rendered (no windowing), so that the page's text is the whole notebook
+    settings = lab_notebook.parent / "settings" / "@jupyterlab" / "notebook-extension"
+    settings.mkdir(parents=True, exist_ok=True)
+    (settings / "tracker.jupyterlab-settings").write_text('{"windowingMode": "none"}')
+    viewers = lab_notebook.parent / "settings" / "@jupyterlab" / "docmanager-extension"
+    viewers.mkdir(parents=True, exist_ok=True)  # .md chapters open as notebooks, as in make lab
+    (viewers / "plugin.jupyterlab-settings").write_text(
+        '{"defaultViewers": {"markdown": "Jupytext Notebook", "myst": "Jupytext Notebook"}}')
+    env = {**os.environ, "JUPYTERLAB_SETTINGS_DIR": str(lab_notebook.parent / "settings")}
     args = [sys.executable, "-m", "jupyter", "lab", "--no-browser", f"--port={port}",
             "--ServerApp.ip=127.0.0.1", "--IdentityProvider.token=recbias",
             f"--ServerApp.root_dir={lab_notebook.parent}"]
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         args.append("--allow-root")
-    server = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    server = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
     url = f"http://127.0.0.1:{port}"
     for _ in range(120):
         try:
@@ -196,3 +233,62 @@ def test_a_chapter_in_jupyterlab_shows_its_charts(browser, lab_url, lab_notebook
     assert "Error loading script" not in facts["text"]
     assert "needs the Vega bundle" not in facts["text"]
     assert errors == []
+
+
+def test_a_chapter_in_jupyterlab_renders_its_myst(browser, lab_url, lab_notebook):
+    """Chapter 1 in JupyterLab after Run All: MyST rendered (jupyterlab-myst), the numbers of
+    the prose filled in by the kernel, every solution folded and none of them run."""
+    import json
+    import re
+
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.goto(f"{lab_url}/lab/tree/{lab_notebook.name}?token=recbias", wait_until="load")
+    page.wait_for_selector(".jp-Notebook .jp-MarkdownCell", timeout=60_000)
+    page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=60_000)
+    page.locator(".lm-MenuBar-itemLabel", has_text=re.compile("^Run$")).click()
+    page.locator(".lm-Menu-itemLabel", has_text=re.compile("^Run All Cells$")).click()
+    page.wait_for_function(
+        "() => /Coat has [0-9,]+ users/.test(document.querySelector('.jp-Notebook').innerText)",
+        timeout=180_000)
+    page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=180_000)
+    page.wait_for_timeout(2000)
+    text = page.evaluate("() => document.querySelector('.jp-Notebook').innerText")
+    folded = page.evaluate(
+        "() => [...document.querySelectorAll('.jp-Notebook .jp-InputPlaceholder')].map(e => e.innerText.trim())")
+    page.close()
+    for raw in ("{eval}", "{glue", "{cite", "{exercise}", "{solution-start}", "{prf:"):
+        assert raw not in text, f"raw MyST in JupyterLab: {raw!r}"
+    assert not re.search(r"^\([\w-]+\)=$", text, re.M), "a raw (label)= target"
+    numbers = re.search(r"Coat has ([0-9,]+) users and ([0-9,]+) coats", text)
+    assert numbers, "the prose's numbers are not shown"
+    saved = json.loads(lab_notebook.read_text())
+    assert "Missing Completely At Random" in text  # a definition, rendered
+    # solutions folded: the exercise shows, its solution's prose and code do not
+    assert "For which values of" in text
+    solution_cells = [c for c in saved["cells"] if "solution" in c["metadata"].get("tags", [])]
+    assert solution_cells and all(c["metadata"]["jupyter"]["source_hidden"] for c in solution_cells)
+    assert all(c["cell_type"] == "raw" for c in solution_cells)  # Run All neither runs nor unfolds raw
+    # folded: each solution cell shows only its first line, a comment naming the exercise
+    assert sorted(folded) == sorted("".join(c["source"]).splitlines()[0] for c in solution_cells)
+    assert all(line.startswith(("% Solution of exercise", "# Solution of exercise")) for line in folded)
+    assert "flip = pd.DataFrame" not in text and "prefers algorithm 1 for any stronger" not in text
+    assert errors == []
+
+
+def test_a_chapter_opens_in_jupyterlab_unchanged(browser, lab_url, lab_notebook):
+    """The .md chapter opened by jupytext in JupyterLab is not marked unsaved (its header
+    matches the installed jupytext, so opening it rewrites nothing)."""
+    import shutil
+
+    root = Path(__file__).resolve().parents[1]
+    shutil.copy(root / "book" / "ch01_missing_data.md", lab_notebook.parent / "ch01_missing_data.md")
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page.goto(f"{lab_url}/lab/tree/ch01_missing_data.md?token=recbias", wait_until="load")
+    page.wait_for_selector(".jp-Notebook .jp-MarkdownCell", state="attached", timeout=60_000)
+    page.wait_for_timeout(5000)
+    tab = page.locator(".lm-TabBar-tab", has_text="ch01_missing_data.md")
+    classes = tab.first.get_attribute("class")
+    page.close()
+    assert "jp-mod-dirty" not in classes

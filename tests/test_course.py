@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from types import SimpleNamespace
+
 import numpy as np
+import pandas as pd
 import pytest
 
 from recbias_tutorial import course
@@ -11,14 +15,40 @@ from recbias_tutorial import course
 def test_glue_values_glues_plain_python_numbers(monkeypatch):
     import myst_nb
 
-    glued = {}
-    monkeypatch.setattr(course, "_in_kernel", lambda: True)
+    glued, namespace = {}, {}
+    monkeypatch.setattr(course, "_kernel", lambda: SimpleNamespace(user_ns=namespace))
     monkeypatch.setattr(myst_nb, "glue", lambda k, v, display: glued.update({k: (v, display)}))
     out = course.glue_values("ch9", {"n": np.int64(3), "x": np.float32(0.5), "s": "MF", "b": True})
     assert out is None  # a call ending a cell shows nothing
     assert glued == {"ch9_n": (3, False), "ch9_x": (0.5, False), "ch9_s": ("MF", False),
                      "ch9_b": (True, False)}
     assert type(glued["ch9_n"][0]) is int and type(glued["ch9_x"][0]) is float
+    # the same values are kernel variables, for JupyterLab's {eval} expressions
+    assert namespace == {k: v for k, (v, _) in glued.items()}
+
+
+def test_glue_rejects_non_identifiers_and_display():
+    with pytest.raises(ValueError, match="name"):
+        course.glue("ch9 gap", 1.0)
+    with pytest.raises(ValueError, match="display"):
+        course.glue("ch9_gap", 1.0, display=True)
+
+
+def test_table_prints_counts_as_ints_rounds_and_names_gaps():
+    frame = pd.DataFrame({"n": [923.0, 12.0, np.nan], "w": [0.909091, 1.5, 2.0],
+                          "label": ["a", "b", "c"]})
+    out = course.table(frame, digits=2, missing="empty stratum")
+    assert out["n"].tolist() == [923, 12, "empty stratum"]
+    assert out["w"].tolist() == [0.91, 1.5, 2.0]
+    assert "923.0" not in out.to_string() and "NaN" not in out.to_string()
+    assert frame["n"].isna().sum() == 1  # the input is not modified
+
+
+@pytest.mark.parametrize("kwargs", [{"frame": [1]}, {"digits": -1}, {"digits": 1.5}, {"missing": 0}])
+def test_table_rejects_bad_input(kwargs):
+    args = {"frame": pd.DataFrame({"x": [1.0]}), **kwargs}
+    with pytest.raises(ValueError, match=next(iter(kwargs))):
+        course.table(args.pop("frame"), **args)
 
 
 @pytest.mark.parametrize("prefix, values", [("", {"a": 1}), ("p", [1]), ("p", {1: 2})])
@@ -44,3 +74,16 @@ def test_setup_picks_the_offline_renderer_in_the_book(monkeypatch):
 def test_standin_notice_rejects_non_data():
     with pytest.raises(ValueError, match="data"):
         course.standin_notice("coat")
+
+
+CHAPTER_FILES = sorted((Path(__file__).resolve().parents[1] / "book").glob("*.md"))
+
+
+@pytest.mark.parametrize("path", CHAPTER_FILES, ids=lambda p: p.stem)
+def test_jupytext_round_trip_leaves_each_page_byte_identical(path):
+    """JupyterLab (jupytext) opens and saves a chapter without rewriting it (no unsaved tab)."""
+    import jupytext
+
+    text = path.read_text(encoding="utf-8")
+    assert f"jupytext_version: {jupytext.__version__}" in text
+    assert jupytext.writes(jupytext.reads(text, fmt="md:myst"), fmt="md:myst") == text

@@ -83,3 +83,25 @@ def test_charts_fit_the_column():
     for page in PAGES:
         links = [link.get("href", "") for link in soup(page).find_all("link")]
         assert any("recbias-page.css" in href for href in links), page.name
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
+def test_prose_numbers_theorems_and_tables(page):
+    """Every {eval} resolved into text; no raw MyST left; tables without NaN or '.0' counts."""
+    doc = soup(page)
+    article = doc.find("article") or doc
+    text = article.get_text(" ")
+    for raw in ("{eval}", "{glue", "{prf:", "{cite", "{solution-start}", "{raw-cell}"):
+        assert raw not in text, f"{page.name}: raw {raw!r}"
+    assert not article.select(".problematic"), f"{page.name}: an unresolved role"
+    for table in article.select("table.dataframe"):
+        cells = [td.get_text(strip=True) for td in table.find_all("td")]
+        assert "NaN" not in cells and "<NA>" not in cells, f"{page.name}: a NaN without a word"
+
+
+def test_theorems_and_definitions_are_directives():
+    kinds = {p.name: {c for d in soup(p).select("div.proof") for c in d.get("class", [])} for p in PAGES}
+    assert "definition" in kinds["ch01_missing_data.html"]
+    assert "theorem" in kinds["ch05_ure.html"]
+    for page in PAGES:
+        assert "**Theorem" not in page.read_text(encoding="utf-8")

@@ -6,6 +6,10 @@
 * Charts scale down to the text column (their SVG keeps its aspect ratio), so legends and
   panels are never hidden behind a scrollbar or lost in print.
 * Long code lines wrap instead of needing sideways scrolling.
+* Search works when the site is opened from disk (file://): Sphinx's search page loads its
+  index with a script tag (fine), then fetches each hit's page for a summary, which the
+  browser refuses for file:// URLs (CORS) and logs as errors. Over file:// the summaries are
+  switched off; the hits are listed as over http.
 """
 
 from __future__ import annotations
@@ -20,6 +24,12 @@ CSS = """/* recbias_tutorial: charts fit the text column; code wraps */
 .recbias-chart svg, .recbias-chart canvas { max-width: 100%; height: auto; }
 div.cell div.highlight pre, div.cell_output pre { white-space: pre-wrap; word-break: break-word; }
 """
+JS_NAME = "recbias-page.js"
+JS = """// recbias_tutorial: search over file:// (no fetch of each hit's page, which CORS refuses)
+if (window.location.protocol === "file:" && typeof DOCUMENTATION_OPTIONS !== "undefined") {
+  DOCUMENTATION_OPTIONS.SHOW_SEARCH_SUMMARY = false;
+}
+"""
 
 
 def _on_builder_inited(app) -> None:
@@ -27,11 +37,14 @@ def _on_builder_inited(app) -> None:
         return
     static_dir = Path(app.doctreedir).parent / "page_static"
     static_dir.mkdir(parents=True, exist_ok=True)
-    target = static_dir / CSS_NAME
-    if not target.exists() or target.read_text(encoding="utf-8") != CSS:
-        target.write_text(CSS, encoding="utf-8")
+    for name, text in ((CSS_NAME, CSS), (JS_NAME, JS)):
+        target = static_dir / name
+        if not target.exists() or target.read_text(encoding="utf-8") != text:
+            target.write_text(text, encoding="utf-8")
     app.config.html_static_path.append(str(static_dir))
     app.add_css_file(CSS_NAME)
+    # after documentation_options.js (priority 200), before searchtools.js runs a query
+    app.add_js_file(JS_NAME, priority=210)
 
 
 _INLINE = re.compile(r"[ \t]*<script>(.*?)</script>\n?", re.S)
