@@ -191,7 +191,8 @@ def lab_url(lab_notebook):
     viewers.mkdir(parents=True, exist_ok=True)  # .md chapters open as notebooks, as in make lab
     (viewers / "plugin.jupyterlab-settings").write_text(
         '{"defaultViewers": {"markdown": "Jupytext Notebook", "myst": "Jupytext Notebook"}}')
-    env = {**os.environ, "JUPYTERLAB_SETTINGS_DIR": str(lab_notebook.parent / "settings")}
+    env = {**os.environ, "JUPYTERLAB_SETTINGS_DIR": str(lab_notebook.parent / "settings"),
+           "JUPYTERLAB_WORKSPACES_DIR": str(lab_notebook.parent / "workspaces")}
     args = [sys.executable, "-m", "jupyter", "lab", "--no-browser", f"--port={port}",
             "--ServerApp.ip=127.0.0.1", "--IdentityProvider.token=recbias",
             f"--ServerApp.root_dir={lab_notebook.parent}"]
@@ -278,17 +279,20 @@ def test_a_chapter_in_jupyterlab_renders_its_myst(browser, lab_url, lab_notebook
 
 
 def test_a_chapter_opens_in_jupyterlab_unchanged(browser, lab_url, lab_notebook):
-    """The .md chapter opened by jupytext in JupyterLab is not marked unsaved (its header
-    matches the installed jupytext, so opening it rewrites nothing)."""
+    """The .md chapter opened by jupytext in JupyterLab and saved is byte-identical: its header
+    matches the installed jupytext and the kernel JupyterLab starts (no rewritten front matter)."""
     import shutil
 
     root = Path(__file__).resolve().parents[1]
     shutil.copy(root / "book" / "ch01_missing_data.md", lab_notebook.parent / "ch01_missing_data.md")
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
     page.goto(f"{lab_url}/lab/tree/ch01_missing_data.md?token=recbias", wait_until="load")
-    page.wait_for_selector(".jp-Notebook .jp-MarkdownCell", state="attached", timeout=60_000)
+    page.wait_for_selector(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-MarkdownCell", timeout=60_000)
     page.wait_for_timeout(5000)
-    tab = page.locator(".lm-TabBar-tab", has_text="ch01_missing_data.md")
-    classes = tab.first.get_attribute("class")
+    tab = page.locator(".lm-TabBar-tab.lm-mod-current", has_text="ch01_missing_data.md")
+    assert tab.count() == 1, "the chapter did not open as a notebook (jupytext)"
+    page.keyboard.press("Control+s")
+    page.wait_for_timeout(3000)
     page.close()
-    assert "jp-mod-dirty" not in classes
+    saved = (lab_notebook.parent / "ch01_missing_data.md").read_bytes()
+    assert saved == (root / "book" / "ch01_missing_data.md").read_bytes()
