@@ -5,7 +5,8 @@
   inline scripts are kept once.
 * Charts scale down to the text column (their SVG keeps its aspect ratio), so legends and
   panels are never hidden behind a scrollbar or lost in print.
-* Long code lines wrap instead of needing sideways scrolling.
+* Long code lines wrap instead of needing sideways scrolling; tables use a smaller font and
+  wrap their column headers, so that wide tables fit the column.
 * Search works when the site is opened from disk (file://): Sphinx's search page loads its
   index with a script tag (fine), then fetches each hit's page for a summary, which the
   browser refuses for file:// URLs (CORS) and logs as errors. Over file:// the summaries are
@@ -23,6 +24,9 @@ CSS = """/* recbias_tutorial: charts fit the text column; code wraps */
 .recbias-chart .vega-embed { max-width: 100%; }
 .recbias-chart svg, .recbias-chart canvas { max-width: 100%; height: auto; }
 div.cell div.highlight pre, div.cell_output pre { white-space: pre-wrap; word-break: break-word; }
+div.cell_output table.dataframe { font-size: 0.78rem; }
+div.cell_output table.dataframe th, div.cell_output table.dataframe td { padding: 0.25em 0.45em; }
+div.cell_output table.dataframe th { white-space: normal; }
 """
 JS_NAME = "recbias-page.js"
 JS = """// recbias_tutorial: search over file:// (no fetch of each hit's page, which CORS refuses)
