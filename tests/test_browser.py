@@ -2,7 +2,7 @@
 
 The site is served on localhost (as a reader's browser would load it, not over file://) and
 each chapter page is checked for: no console error or uncaught exception; every chart drawn
-as an SVG that fits inside the text column; maths rendered by MathJax; every exercise
+as an SVG that fits inside the text column, and every table too; maths rendered by MathJax; every exercise
 solution folded. Run by ``make test`` after the build; needs Playwright (test extra) and a
 Chromium (Debian's ``chromium``; ``.ci/run`` installs it when missing).
 """
@@ -93,7 +93,8 @@ def pages(browser, base_url):
                 const fig = el.closest('figure');
                 const num = fig && fig.querySelector('figcaption .caption-number');
                 return num ? num.textContent.trim() : null; });
-            return {column: width, charts: charts, figures: figures,
+            const tables = [...document.querySelectorAll('table')].map(t => t.scrollWidth);
+            return {column: width, charts: charts, figures: figures, tables: tables,
                     math: document.querySelectorAll('mjx-container').length,
                     rawMath: document.body.innerText.includes('\\\\(') ,
                     solutions: solutions};
@@ -116,6 +117,14 @@ def test_charts_render_inside_the_column(pages, name):
         assert chart["svg"], f"chart {i} did not render: {chart['text']!r}"
         assert chart["width"] <= facts["column"] + 1, (
             f"chart {i} is {chart['width']:.0f} px wide, the column {facts['column']:.0f} px")
+
+
+@pytest.mark.parametrize("name", PAGES)
+def test_tables_fit_the_column(pages, name):
+    facts = pages[name]
+    for i, width in enumerate(facts["tables"]):
+        assert width <= facts["column"] + 1, (
+            f"table {i} is {width} px wide, the column {facts['column']:.0f} px")
 
 
 @pytest.mark.parametrize("name", PAGES)
