@@ -218,6 +218,10 @@ def table(frame: "pd.DataFrame", *, digits: int = 3, missing: str = "—") -> "p
          n      w
     0  923  0.909
     1   12   none
+    >>> table(pd.DataFrame({"w": [0.055, None]}), digits=4, missing="none")
+            w
+    0  0.0550
+    1    none
     """
     import pandas as pd
 
@@ -228,6 +232,7 @@ def table(frame: "pd.DataFrame", *, digits: int = 3, missing: str = "—") -> "p
     if not isinstance(missing, str):
         raise ValueError(f"missing must be a string, got {missing!r}")
     out = frame.copy()
+    rounded = []
     for col in out.columns:
         values = out[col]
         if not pd.api.types.is_float_dtype(values):
@@ -237,8 +242,13 @@ def table(frame: "pd.DataFrame", *, digits: int = 3, missing: str = "—") -> "p
             out[col] = values.astype("Int64")
         else:
             out[col] = values.round(digits)
+            rounded.append(col)
     if out.isna().to_numpy().any():
-        out = out.astype(object).where(out.notna(), missing)
+        # An object column prints each float by repr (0.055, not 0.0550): keep every digit.
+        out = out.astype(object)
+        for col in rounded:
+            out[col] = [v if pd.isna(v) else f"{v:.{digits}f}" for v in out[col]]
+        out = out.where(frame.notna(), missing)
     return out
 
 
