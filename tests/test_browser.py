@@ -2,8 +2,8 @@
 
 The site is served on localhost (as a reader's browser would load it, not over file://) and
 each chapter page is checked for: no console error or uncaught exception; every chart drawn
-as an SVG that fits inside the text column, and every table too; maths rendered by MathJax; every exercise
-solution folded. Run by ``make test`` after the build; needs Playwright (test extra) and a
+as an SVG that fits inside the text column, and every table and display equation too; maths
+rendered by MathJax; every exercise solution folded. Run by ``make test`` after the build; needs Playwright (test extra) and a
 Chromium (Debian's ``chromium``; ``.ci/run`` installs it when missing).
 """
 
@@ -94,7 +94,13 @@ def pages(browser, base_url):
                 const num = fig && fig.querySelector('figcaption .caption-number');
                 return num ? num.textContent.trim() : null; });
             const tables = [...document.querySelectorAll('table')].map(t => t.scrollWidth);
-            return {column: width, charts: charts, figures: figures, tables: tables,
+            // a display equation wider than its box hides behind a scrollbar and is cut in print
+            const displays = [...document.querySelectorAll('mjx-container[display="true"]')].map(m => {
+                const inner = m.querySelector('mjx-math');
+                return {width: Math.max(m.scrollWidth, inner ? inner.getBoundingClientRect().width : 0),
+                        box: m.clientWidth, text: (m.getAttribute('aria-label') || m.textContent).slice(0, 60)};
+            });
+            return {column: width, charts: charts, figures: figures, tables: tables, displays: displays,
                     math: document.querySelectorAll('mjx-container').length,
                     rawMath: document.body.innerText.includes('\\\\(') ,
                     solutions: solutions};
@@ -125,6 +131,13 @@ def test_tables_fit_the_column(pages, name):
     for i, width in enumerate(facts["tables"]):
         assert width <= facts["column"] + 1, (
             f"table {i} is {width} px wide, the column {facts['column']:.0f} px")
+
+
+@pytest.mark.parametrize("name", PAGES)
+def test_display_math_fits_its_box(pages, name):
+    for eq in pages[name]["displays"]:
+        assert eq["width"] <= eq["box"] + 1, (
+            f"equation {eq['text']!r} is {eq['width']:.0f} px wide, its box {eq['box']} px")
 
 
 @pytest.mark.parametrize("name", PAGES)
