@@ -28,13 +28,42 @@ _SORT_ROWS_PER_USER = 8  # above this many test rows per user, one sort beats co
 _DENSE_USERS = 0.75  # below this share of a chunk's users with test rows, rank only those users
 
 
-class ExcludeMatrix(sp.csr_matrix):
-    """The excluded pairs as a boolean CSR matrix, built only by :func:`exclude_matrix`.
+class ExcludeMatrix:
+    """The excluded pairs, built only by :func:`exclude_matrix`: a boolean CSR matrix over the
+    users that have excluded pairs (plus an empty row 0 for every other user).
 
-    A distinct type so that kernels can tell a matrix built here from our ids apart from any
+    Its size follows ``exclude``, not ``n_users`` (a scorer may describe 10^9 users). A
+    distinct type, so that kernels can tell a matrix built here from our ids apart from any
     sparse matrix a caller passes (e.g. Cornac's ``train_set.csr_matrix``, in Cornac's own
     indices), which is refused instead of silently used.
     """
+
+    def __init__(self, users: np.ndarray, items: np.ndarray, n_items: int) -> None:
+        self.row_users, row = np.unique(users, return_inverse=True)
+        m = sp.csr_matrix((np.ones(len(users), dtype=bool), (row + 1, items)),
+                          shape=(len(self.row_users) + 1, n_items))
+        m.sum_duplicates()
+        self.matrix = m
+
+    def _rows(self, users: slice | np.ndarray) -> np.ndarray:
+        if isinstance(users, slice):
+            users = np.arange(users.start, users.stop, dtype=np.int64)
+        at = np.searchsorted(self.row_users, users)
+        found = at < len(self.row_users)
+        found[found] = self.row_users[at[found]] == users[found]
+        return np.where(found, at + 1, 0)
+
+    def __getitem__(self, users: slice | np.ndarray) -> sp.csr_matrix:
+        """The excluded pairs of ``users`` (a slice or an id array), one CSR row each."""
+        return self.matrix[self._rows(users)]
+
+    def counts(self, users: np.ndarray) -> np.ndarray:
+        """Number of excluded items of each user."""
+        return np.diff(self.matrix.indptr)[self._rows(users)]
+
+    def contains(self, users: np.ndarray, items: np.ndarray) -> np.ndarray:
+        """Whether each (user, item) pair is excluded."""
+        return np.asarray(self.matrix[self._rows(users), items]).ravel().astype(bool)
 
 
 def exclude_matrix(exclude, shape) -> ExcludeMatrix | None:
@@ -46,11 +75,8 @@ def exclude_matrix(exclude, shape) -> ExcludeMatrix | None:
                          f"matrix such as Cornac's train_set.csr_matrix uses other ids), got "
                          f"{type(exclude).__name__}")
     check_feedback(exclude, "exclude", *shape, require_rating=False, allow_empty=True, unique=False)
-    u = exclude["user"].to_numpy(np.int64)
-    i = exclude["item"].to_numpy(np.int64)
-    m = ExcludeMatrix((np.ones(len(u), dtype=bool), (u, i)), shape=shape)
-    m.sum_duplicates()
-    return m
+    return ExcludeMatrix(exclude["user"].to_numpy(np.int64), exclude["item"].to_numpy(np.int64),
+                         shape[1])
 
 
 def is_scorer(scores) -> bool:
@@ -119,18 +145,17 @@ def _pool(workers: int) -> ThreadPoolExecutor:
         return pool
 
 
-def map_chunks(fn, n_users: int, n_items: int) -> None:
-    """Call ``fn(lo, hi)`` for every chunk of users, on :func:`n_threads` threads.
+def map_chunks(fn, spans: list[tuple]) -> None:
+    """Call ``fn(*span)`` for every span (a chunk of users), on :func:`n_threads` threads.
 
     NumPy releases the GIL in the sorting, partitioning and comparison kernels, so chunks of
     different users run in parallel; ``fn`` must write only its own users' results. The
     calling thread works too (it takes the last chunks), so 2 threads use one pool thread.
     """
-    spans = list(chunks(n_users, n_items))
     workers = min(n_threads(), len(spans))
     if workers <= 1 or getattr(_IN_POOL, "active", False):
-        for lo, hi in spans:
-            fn(lo, hi)
+        for span in spans:
+            fn(*span)
         return
     queue = iter(spans)
     lock = threading.Lock()
@@ -162,22 +187,28 @@ def pair_scores(scores, users: np.ndarray, items: np.ndarray) -> np.ndarray:
         return scores[users, items]
     out = np.empty(len(users))
     order = np.argsort(users, kind="stable")
-    bounds = np.searchsorted(users[order], np.arange(scores.shape[0] + 1))
-    for lo, hi in chunks(*scores.shape):
-        rows = order[bounds[lo]:bounds[hi]]
-        if len(rows):
-            out[rows] = scores.block(lo, hi)[users[rows] - lo, items[rows]]
+    for lo, hi, a, b in test_spans(users[order], *scores.shape):
+        rows = order[a:b]
+        out[rows] = scores.block(lo, hi)[users[rows] - lo, items[rows]]
     return out
+
+
+def test_spans(sorted_users: np.ndarray, n_users: int, n_items: int) -> list[tuple]:
+    """The chunks of users that hold test rows, as ``(lo, hi, a, b)``: users ``lo..hi-1``
+    own rows ``a..b-1`` of ``sorted_users``. Only chunks with test rows are listed, so the
+    work and memory follow the test set, not ``n_users`` (a scorer may describe 10^9 users)."""
+    if len(sorted_users) == 0:
+        return []
+    step = chunk_rows(n_items)
+    los = np.unique(sorted_users // step) * step
+    his = np.minimum(los + step, n_users)
+    a = np.searchsorted(sorted_users, los)
+    b = np.searchsorted(sorted_users, his)
+    return [(int(lo), int(hi), int(i), int(j)) for lo, hi, i, j in zip(los, his, a, b)]
 
 
 def chunk_rows(n_items: int) -> int:
     return max(1, CHUNK_CELLS // max(n_items, 1))
-
-
-def chunks(n_users: int, n_items: int):
-    step = chunk_rows(n_items)
-    for lo in range(0, n_users, step):
-        yield lo, min(n_users, lo + step)
 
 
 def _batches(n: int, width: int):
@@ -297,14 +328,11 @@ def positions(scores, test: pd.DataFrame, exclude, k: int | None, *,
     items = test["item"].to_numpy(np.int64)
     out = np.empty(len(test), dtype=np.int64)
     order = np.argsort(users, kind="stable")
-    bounds = np.searchsorted(users[order], np.arange(n_users + 1))
     exact = k is None or k >= n_items
     local_buffer = threading.local()  # one reusable masking buffer per thread
 
-    def run(lo: int, hi: int) -> None:
-        rows = order[bounds[lo]:bounds[hi]]
-        if len(rows) == 0:
-            return
+    def run(lo: int, hi: int, a: int, b: int) -> None:
+        rows = order[a:b]
         local = users[rows] - lo
         present = np.unique(local)
         if len(present) < _DENSE_USERS * (hi - lo):  # rank only the users with test rows
@@ -328,7 +356,7 @@ def positions(scores, test: pd.DataFrame, exclude, k: int | None, *,
         else:
             out[rows] = exact_positions(m, local, s, items[rows])
 
-    map_chunks(run, n_users, n_items)
+    map_chunks(run, test_spans(users[order], n_users, n_items))
     return out
 
 
@@ -347,8 +375,8 @@ def n_candidates(shape: tuple[int, int], test: pd.DataFrame,
     n = np.full(len(test), shape[1], dtype=np.int64)
     excl = exclude_matrix(exclude, shape)
     if excl is not None:
-        n -= np.diff(excl.indptr)[users]
-        n += np.asarray(excl[users, items]).ravel().astype(np.int64)  # the ranked item stays
+        n -= excl.counts(users)
+        n += excl.contains(users, items)  # the ranked item stays a candidate
     return n
 
 

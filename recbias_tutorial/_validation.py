@@ -8,7 +8,8 @@ kernels that do not check again.
 from __future__ import annotations
 
 import numbers
-from collections.abc import Iterable, Mapping
+import os
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 import numpy as np
@@ -181,29 +182,144 @@ def check_feedback(frame: Any, name: str, n_users: int = _MAX_ID, n_items: int =
         ratings = frame["rating"].to_numpy(dtype=float)
         if not np.isfinite(ratings).all():
             raise ValueError(f"{name}.rating has NaN or infinite values")
-    if unique and len(frame):
-        keys = users.astype(np.int64) * np.int64(n_items if n_items < _MAX_ID else items.max() + 1) \
-            + items
-        if len(np.unique(keys)) != len(keys):
-            raise ValueError(f"{name} has duplicate (user, item) pairs")
+    if unique and len(frame) and has_duplicate_pairs(users, items):
+        raise ValueError(f"{name} has duplicate (user, item) pairs")
     return frame
+
+
+def has_duplicate_pairs(users: np.ndarray, items: np.ndarray) -> bool:
+    """Whether some (user, item) pair occurs twice (no int64 overflow, whatever the ids)."""
+    users = np.asarray(users, dtype=np.int64)
+    items = np.asarray(items, dtype=np.int64)
+    if len(users) < 2:
+        return False
+    width = int(items.max()) + 1
+    if int(users.max()) < np.iinfo(np.int64).max // width:  # the key u * width + i fits
+        keys = users * np.int64(width) + items
+        return len(np.unique(keys)) != len(keys)
+    order = np.lexsort((items, users))  # ids too large for one key: compare sorted neighbours
+    u, i = users[order], items[order]
+    return bool(((u[1:] == u[:-1]) & (i[1:] == i[:-1])).any())
+
+
+def check_names(names: Any, name: str) -> list:
+    """A non-empty list of names (not a single string), none twice (it would merge two rows)."""
+    if isinstance(names, (str, bytes)) or not isinstance(names, Iterable):
+        raise ValueError(f"{name} must be a list of names, got {names!r:.60}")
+    names = list(names)
+    if not names:
+        raise ValueError(f"{name} is empty")
+    seen: set = set()
+    twice = [n for n in names if n in seen or seen.add(n)]
+    if twice:
+        raise ValueError(f"{name} has {sorted(set(map(str, twice)))} twice: each entry becomes "
+                         "its own rows, so two entries of one name would be merged")
+    return names
+
+
+def named_items(value: Any, name: str) -> Iterator[tuple[Any, Any]]:
+    """``(name, value)`` pairs of a mapping or an iterable of pairs; a repeated name raises.
+
+    An iterable (e.g. :func:`recbias_tutorial.models.iter_scores`, which keeps one score
+    matrix in memory at a time) is checked lazily, pair by pair, so it is never materialised.
+    """
+    if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
+        raise ValueError(f"{name} must be a mapping name -> value or an iterable of "
+                         f"(name, value) pairs, got {type(value).__name__}")
+    pairs = value.items() if isinstance(value, Mapping) else value
+    seen: set = set()
+    for entry in pairs:
+        if not isinstance(entry, tuple) or len(entry) != 2:
+            raise ValueError(f"{name} must hold (name, value) pairs, got {entry!r:.60}")
+        if entry[0] in seen:
+            raise ValueError(f"{name} has the name {entry[0]!r} twice: each entry becomes its "
+                             "own rows, so two entries of one name would be merged; rename one")
+        seen.add(entry[0])
+        yield entry
+    if not seen:
+        raise ValueError(f"{name} is empty")
+
+
+def check_fits_in_memory(n_bytes: float, name: str, what: str) -> None:
+    """Refuse up front a result or working set larger than the memory this machine has.
+
+    ``name`` names the argument(s) that set the size, ``what`` says what would be allocated.
+    """
+    available = _available_memory()
+    if available is not None and n_bytes > available:
+        raise ValueError(f"{name} too large: {what} would need {_human_bytes(n_bytes)}, more "
+                         f"than the {_human_bytes(available)} of memory available")
+
+
+def _available_memory() -> int | None:
+    """Bytes of memory available (MemAvailable on Linux, else physical memory), or None."""
+    try:
+        with open("/proc/meminfo") as handle:
+            for line in handle:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    try:
+        return int(os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
+def _human_bytes(n: float) -> str:
+    for unit in ("bytes", "KB", "MB", "GB", "TB", "PB"):
+        if n < 1000 or unit == "PB":
+            return f"{n:,.0f} {unit}" if unit == "bytes" else f"{n:,.1f} {unit}"
+        n /= 1000
+    return f"{n:,.1f} PB"
+
+
+def check_propensity_shape(propensity: Any, shape: tuple[int, int]) -> np.ndarray:
+    """A real per-item (1-D, length n_items) or users x items (2-D) propensity array.
+
+    Only the shape and the dtype: the values are checked where they are looked up
+    (:func:`check_propensity`), for the test pairs only.
+    """
+    if propensity is None:
+        raise ValueError("propensity is required (per-item 1-D or users x items 2-D array)")
+    raw = np.asarray(propensity)
+    if raw.dtype == bool or not (np.issubdtype(raw.dtype, np.integer)
+                                 or np.issubdtype(raw.dtype, np.floating)):
+        raise ValueError(f"propensity must hold real probabilities, got dtype {raw.dtype}")
+    p = raw.astype(float, copy=False)
+    if p.ndim == 1:
+        if p.shape[0] != shape[1]:
+            raise ValueError(f"propensity (1-D, per item) must have length {shape[1]}, got {p.shape[0]}")
+    elif p.ndim == 2:
+        if p.shape != shape:
+            raise ValueError(f"propensity (2-D) must have shape {shape}, got {p.shape}")
+    else:
+        raise ValueError(f"propensity must be 1-D (items) or 2-D (users x items), got {p.ndim}-D")
+    return p
+
+
+def check_n_relevant(n_relevant: Any, n_users: int) -> np.ndarray:
+    """The true number of relevant items of each user: ``n_users`` whole non-negative counts."""
+    if n_relevant is None:
+        raise ValueError("n_relevant (true number of relevant items per user) is required for ips")
+    raw = np.asarray(n_relevant)
+    if raw.dtype == bool or not np.issubdtype(raw.dtype, np.number) \
+            or np.issubdtype(raw.dtype, np.complexfloating):
+        raise ValueError(f"n_relevant must hold counts (integers), got dtype {raw.dtype}")
+    n_rel = raw.astype(float)
+    if (n_rel.shape != (n_users,) or not np.isfinite(n_rel).all() or (n_rel < 0).any()
+            or (n_rel != np.round(n_rel)).any()):
+        raise ValueError(f"n_relevant must be {n_users} non-negative whole counts, one per user, "
+                         f"got shape {n_rel.shape}")
+    return n_rel
 
 
 def check_propensity(propensity: Any, users: np.ndarray, items: np.ndarray,
                      shape: tuple[int, int], *, upper_one: bool,
                      clip: float | None = None) -> np.ndarray:
     """Look up P_ui for the given rows from a per-item (1-D) or users x items (2-D) array."""
-    p = np.asarray(propensity, dtype=float)
-    if p.ndim == 1:
-        if p.shape[0] != shape[1]:
-            raise ValueError(f"propensity (1-D, per item) must have length {shape[1]}, got {p.shape[0]}")
-        vals = p[items]
-    elif p.ndim == 2:
-        if p.shape != shape:
-            raise ValueError(f"propensity (2-D) must have shape {shape}, got {p.shape}")
-        vals = p[users, items]
-    else:
-        raise ValueError(f"propensity must be 1-D (items) or 2-D (users x items), got {p.ndim}-D")
+    p = check_propensity_shape(propensity, shape)
+    vals = p[items] if p.ndim == 1 else p[users, items]
     if clip is not None:
         clip = check_real(clip, "clip", low=0.0, low_open=True, high=1.0 if upper_one else None)
         vals = np.maximum(vals, clip)

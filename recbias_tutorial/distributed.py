@@ -29,7 +29,8 @@ import numpy as np
 import pandas as pd
 
 from ._ranking import is_scorer
-from ._validation import check_choice, check_feedback, check_int, check_scores
+from ._validation import (check_choice, check_feedback, check_int, check_n_relevant,
+                          check_propensity_shape, check_scores)
 from .estimators import ESTIMATORS, user_values
 from .scorer import Scorer
 
@@ -116,8 +117,9 @@ def estimate(scores: Any, test: pd.DataFrame, propensity: Any = None, *, client:
     >>> round(value, 10) == round(rb.aoa(world.propensity, world.full, k=5), 10)
     True
     """
-    if client is None:
-        raise ValueError("client must be a dask.distributed.Client (e.g. Client() locally)")
+    if not (callable(getattr(client, "submit", None)) and callable(getattr(client, "gather", None))):
+        raise ValueError("client must be a dask.distributed.Client (e.g. Client() locally, or "
+                         f"Client('tcp://scheduler:8786')), got {type(client).__name__}")
     check_choice(estimator, "estimator", ESTIMATORS)
     users_per_task = check_int(users_per_task, "users_per_task")
     scores = check_scores(scores)
@@ -126,8 +128,10 @@ def estimate(scores: Any, test: pd.DataFrame, propensity: Any = None, *, client:
     if exclude is not None:
         check_feedback(exclude, "exclude", n_users, n_items, require_rating=False,
                        allow_empty=True, unique=False)
-    p = None if propensity is None else np.asarray(propensity, dtype=float)
-    n_rel = None if n_relevant is None else np.asarray(n_relevant)
+    # the checks of the in-memory estimators, on the whole arrays before they are cut into
+    # blocks: a slice of a too-long array would otherwise fit every block
+    p = None if estimator == "aoa" else check_propensity_shape(propensity, scores.shape)
+    n_rel = check_n_relevant(n_relevant, n_users) if estimator == "ips" else None
     kwargs = dict(estimator=estimator, metric=metric, k=k, threshold=threshold, clip=clip)
     futures = []
     for lo in range(0, n_users, users_per_task):

@@ -27,7 +27,7 @@ from ._random_exposure import kbar_curves, recall_at_kbar, ure_recall
 from ._ranking import GAINS, ranking_input
 from ._ranking import gains as _gains
 from ._stratification import BINNINGS, STRATA_ROWS, assign_strata, strata_table, stratified
-from ._validation import check_propensity
+from ._validation import check_n_relevant, check_propensity
 from .stats import user_bootstrap
 
 __all__ = ["BINNINGS", "ESTIMATORS", "STRATA_ROWS", "GAINS", "aoa", "assign_strata", "bootstrap_ci", "ips",
@@ -130,14 +130,7 @@ def user_values(scores, test: pd.DataFrame, propensity=None, *, estimator: str =
         return (w["num"] / w["den"]).rename_axis("user")
     if n_relevant is None:
         raise ValueError("n_relevant (true number of relevant items per user) is required for ips")
-    raw = np.asarray(n_relevant)
-    if raw.dtype == bool or not np.issubdtype(raw.dtype, np.number):
-        raise ValueError(f"n_relevant must hold counts (integers), got dtype {raw.dtype}")
-    n_rel = raw.astype(float)
-    if (n_rel.shape != (scores.shape[0],) or not np.isfinite(n_rel).all() or (n_rel < 0).any()
-            or (n_rel != np.round(n_rel)).any()):
-        raise ValueError(f"n_relevant must be {scores.shape[0]} non-negative whole counts, "
-                         "one per user")
+    n_rel = check_n_relevant(n_relevant, scores.shape[0])
     observed = np.bincount(users, minlength=scores.shape[0])
     if (observed > n_rel).any():
         raise ValueError("n_relevant is smaller than the observed relevant test items of some user")

@@ -70,7 +70,14 @@ class Scorer:
     def __call__(self, users: np.ndarray) -> np.ndarray:
         """The validated float64 scores of ``users`` (a fresh array the caller may modify)."""
         users = np.asarray(users, dtype=np.int64)
-        block = np.array(self.fn(users), dtype=np.float64)  # always a copy: callers mask it
+        raw = np.asarray(self.fn(users))
+        # complex scores have no order and booleans only ties: casting either to float would
+        # rank silently by the real part or by 0/1
+        if raw.dtype == bool or not (np.issubdtype(raw.dtype, np.integer)
+                                     or np.issubdtype(raw.dtype, np.floating)):
+            raise ValueError(f"scorer fn returned scores of dtype {raw.dtype}; scores must be "
+                             "real numbers (integer or float)")
+        block = np.array(raw, dtype=np.float64)  # always a copy: callers mask it
         if block.shape != (len(users), self.shape[1]):
             raise ValueError(f"scorer returned shape {block.shape} for {len(users)} users, "
                              f"expected ({len(users)}, {self.shape[1]})")

@@ -29,25 +29,34 @@ __all__ = ["kendall_tau", "kl_divergence", "paired_wilcoxon", "rating_distributi
            "ranking_agreement", "reversal_pairs", "steiger_test", "user_bootstrap"]
 
 
-def _rating_counts(ratings: Any, support: np.ndarray, name: str) -> np.ndarray:
-    values = np.asarray(ratings, dtype=float).ravel()
+def _rating_values(ratings: Any, name: str) -> np.ndarray:
+    """Ratings as a flat float array: real, finite, non-empty."""
+    raw = np.asarray(ratings)
+    if raw.dtype == bool or not (np.issubdtype(raw.dtype, np.integer)
+                                 or np.issubdtype(raw.dtype, np.floating)):
+        raise ValueError(f"{name} must hold real rating values, got dtype {raw.dtype}")
+    values = raw.astype(float).ravel()
     if values.size == 0:
         raise ValueError(f"{name} is empty")
     if np.isnan(values).any():
         raise ValueError(f"{name} contains NaN")
+    if not np.isfinite(values).all():
+        raise ValueError(f"{name} contains infinite values")
+    return values
+
+
+def _rating_counts(ratings: Any, support: np.ndarray, name: str) -> np.ndarray:
+    values = _rating_values(ratings, name)
     outside = np.setdiff1d(values, support)
     if outside.size:
         raise ValueError(f"{name} has values outside support: {outside[:5].tolist()}")
     return np.array([np.count_nonzero(values == s) for s in support], dtype=float)
 
 
-def _support(support: Any, *arrays: Any) -> np.ndarray:
+def _support(support: Any, **arrays: Any) -> np.ndarray:
     if support is None:
-        return np.unique(np.concatenate([np.asarray(a, dtype=float).ravel() for a in arrays]))
-    sup = np.unique(np.asarray(support, dtype=float).ravel())
-    if sup.size == 0:
-        raise ValueError("support is empty")
-    return sup
+        return np.unique(np.concatenate([_rating_values(a, name) for name, a in arrays.items()]))
+    return np.unique(_rating_values(support, "support"))
 
 
 def rating_distribution(ratings: Any, support: Any = None) -> pd.Series:
@@ -82,7 +91,7 @@ def rating_distribution(ratings: Any, support: Any = None) -> pd.Series:
     >>> rating_distribution([5, 4, 5, 1], support=[1, 2, 3, 4, 5]).tolist()
     [0.25, 0.0, 0.0, 0.25, 0.5]
     """
-    sup = _support(support, ratings)
+    sup = _support(support, ratings=ratings)
     counts = _rating_counts(ratings, sup, "ratings")
     return pd.Series(counts / counts.sum(), index=pd.Index(sup, name="rating"), name="share")
 
@@ -137,7 +146,7 @@ def kl_divergence(p_ratings: Any, q_ratings: Any, *, support: Any = None,
         base = check_real(base, "base", low=0.0, low_open=True)
         if base == 1.0:
             raise ValueError("base must be a logarithm base > 0 and != 1, got 1")
-    sup = _support(support, p_ratings, q_ratings)
+    sup = _support(support, p_ratings=p_ratings, q_ratings=q_ratings)
     p = _rating_counts(p_ratings, sup, "p_ratings") + smoothing
     q = _rating_counts(q_ratings, sup, "q_ratings") + smoothing
     return float(scipy.stats.entropy(p / p.sum(), q / q.sum(), base=base))

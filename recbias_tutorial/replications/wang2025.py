@@ -24,7 +24,7 @@ from collections.abc import Iterable, Mapping
 import numpy as np
 import pandas as pd
 
-from .._validation import check_frame, check_int, check_real, check_seed
+from .._validation import check_frame, check_int, check_real, check_seed, named_items
 from ..estimators import kbar_curves
 from ..metrics import recall_curves
 from ..stats import user_bootstrap
@@ -149,9 +149,8 @@ def scheme_users(scores: Mapping[str, np.ndarray] | Iterable[tuple[str, np.ndarr
     {('m', 'kbar'): [1.0], ('m', 'ure'): [1.0]}
     """
     k_bar = check_int(k_bar, "k_bar")
-    items = scores.items() if isinstance(scores, Mapping) else scores
     frames = {}
-    for name, matrix in items:
+    for name, matrix in named_items(scores, "scores"):
         frames[name] = pd.DataFrame({
             "kbar": kbar_curves(matrix, random, [k_bar], threshold=threshold,
                                 per_user=True)[k_bar].droplevel("set"),
@@ -203,7 +202,7 @@ def paired_bootstrap(per_user: pd.DataFrame, *, baseline: str, seed: int | np.ra
     >>> paired_bootstrap(per_user, baseline="b", seed=0)["verdict"].tolist()
     ['higher']
     """
-    models = list(dict.fromkeys(per_user.columns.get_level_values(0)))
+    models = _models_of(per_user)
     if baseline not in models:
         raise ValueError(f"baseline must be one of the models {models}, got {baseline!r}")
     base = per_user[baseline]
@@ -305,10 +304,22 @@ def summarise_schemes(per_user: pd.DataFrame, *, seed: int | np.random.Generator
     {'m': {'Recall@K̄': 0.5, 'URE Recall@K': 0.0}}
     """
     rows = {}
-    for name in dict.fromkeys(per_user.columns.get_level_values(0)):
+    for name in _models_of(per_user):
         ci = user_bootstrap(per_user[name], seed=seed)
         rows[name] = {"Recall@K̄": ci.loc["kbar", "estimate"], "Recall@K̄ low": ci.loc["kbar", "low"],
                       "Recall@K̄ high": ci.loc["kbar", "high"],
                       "URE Recall@K": ci.loc["ure", "estimate"], "URE low": ci.loc["ure", "low"],
                       "URE high": ci.loc["ure", "high"], "users": len(per_user)}
     return pd.DataFrame(rows).T.rename_axis("model")
+
+
+def _models_of(per_user: pd.DataFrame) -> list:
+    """The models of a :func:`scheme_users` table, refusing columns it cannot have come from."""
+    if not isinstance(per_user, pd.DataFrame) or per_user.columns.nlevels != 2:
+        raise ValueError("per_user must be a DataFrame with (model, scheme) columns, as "
+                         "scheme_users returns")
+    if per_user.columns.duplicated().any():
+        twice = sorted({str(c) for c in per_user.columns[per_user.columns.duplicated()]})
+        raise ValueError(f"per_user has the columns {twice} twice: tables of different runs "
+                         "were mixed; give each model its own name")
+    return list(dict.fromkeys(per_user.columns.get_level_values(0)))

@@ -31,7 +31,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._validation import check_frame, check_int, check_mapping, check_real
+from .._validation import (check_frame, check_int, check_mapping, check_names, check_real,
+                           named_items)
 from ..data import drop_seen, random_split
 from ..estimators import user_values
 from ..propensity import popularity_propensity
@@ -205,10 +206,9 @@ def user_table(scores: Mapping[str, np.ndarray] | Iterable[tuple[str, np.ndarray
     [1.0, 1.0, 1.0, 1.0, 1.0, 1.0]
     """
     check_mapping(protocols, "protocols", "(test set, propensity, estimator)")
-    metrics = tuple(metrics)
-    items = scores.items() if isinstance(scores, Mapping) else scores
+    metrics = tuple(check_names(metrics, "metrics"))
     parts = []
-    for name, matrix in items:
+    for name, matrix in named_items(scores, "scores"):
         for metric in metrics:
             for label, (test, propensity, estimator) in protocols.items():
                 v = user_values(matrix, test, propensity, estimator=estimator, metric=metric,
@@ -254,6 +254,14 @@ def summarise(per_user: pd.DataFrame, *, seed: int | np.random.Generator,
     {'value': [0.667], 'users': [3]}
     """
     check_frame(per_user, "per_user", ["model", "metric", "estimator", "user", "value"])
+    values = pd.to_numeric(per_user["value"], errors="coerce").to_numpy(dtype=float)
+    if not np.isfinite(values).all():
+        raise ValueError(f"per_user.value has {int((~np.isfinite(values)).sum())} NaN, infinite "
+                         "or non-numeric values: a user without a value must be left out, "
+                         "not counted")
+    if per_user.duplicated(["model", "metric", "estimator", "user"]).any():
+        raise ValueError("per_user has a (model, metric, estimator, user) row twice: tables of "
+                         "different runs were mixed; keep one row per user and cell")
     rows = []
     for (model, metric, est), part in per_user.groupby(["model", "metric", "estimator"],
                                                        sort=False):
