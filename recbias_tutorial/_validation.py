@@ -174,7 +174,8 @@ def check_feedback(frame: Any, name: str, n_users: int = _MAX_ID, n_items: int =
         if len(ids) and ids.min() < 0:
             raise ValueError(f"{name}.{col} holds negative ids")
         if len(ids) and ids.max() >= n:
-            raise ValueError(f"{name}.{col} has ids outside 0..{n - 1} (the score matrix size)")
+            raise ValueError(f"{name}.{col} has ids outside 0..{n - 1} (the id space of {n:,} "
+                             f"{col}s, e.g. the score matrix's size)")
         if len(ids) and n == _MAX_ID and ids.max() >= MAX_IMPLICIT_ID:
             raise ValueError(f"{name}.{col} has id {ids.max()}: ids must be contiguous 0..n-1 "
                              f"(below {MAX_IMPLICIT_ID:,}); re-index them")

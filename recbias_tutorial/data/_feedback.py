@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from .._validation import check_feedback, check_int, check_real
+
 __all__ = ["FeedbackData"]
 
 COLUMNS = ("user", "item", "rating")
@@ -40,10 +42,15 @@ class FeedbackData:
 
     Raises
     ------
+    ValueError
+        On construction (and ``dataclasses.replace``), if ``n_users`` or ``n_items`` is not a
+        positive integer, ``threshold`` not a finite number, a frame not feedback with integer
+        ids inside the id spaces and finite ratings (``mnar`` and ``mar`` also without
+        duplicate pairs), or ``propensity`` not of shape ``(n_users, n_items)``: functions
+        that index by id would otherwise fail deep inside or read the wrong rows.
     AttributeError
         On assignment to a field: the container is frozen
-        (``dataclasses.FrozenInstanceError``); use ``dataclasses.replace``. Nothing is
-        validated on construction.
+        (``dataclasses.FrozenInstanceError``); use ``dataclasses.replace``.
 
     See Also
     --------
@@ -70,6 +77,19 @@ class FeedbackData:
     threshold: float = 4.0
     propensity: np.ndarray | None = None
     info: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        n_users = check_int(self.n_users, "n_users")
+        n_items = check_int(self.n_items, "n_items")
+        check_real(self.threshold, "threshold")
+        check_feedback(self.mnar, "mnar", n_users, n_items, allow_empty=True)
+        if self.mar is not None:
+            check_feedback(self.mar, "mar", n_users, n_items, allow_empty=True)
+        if self.full is not None:  # can hold every pair: ids and ratings, not a sort for pairs
+            check_feedback(self.full, "full", n_users, n_items, allow_empty=True, unique=False)
+        if self.propensity is not None and np.shape(self.propensity) != (n_users, n_items):
+            raise ValueError(f"propensity must have shape (n_users, n_items) = "
+                             f"{(n_users, n_items)}, got {np.shape(self.propensity)}")
 
     @property
     def is_standin(self) -> bool:

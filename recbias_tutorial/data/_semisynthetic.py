@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from .._validation import as_generator, check_feedback, check_int, check_real
+from .._validation import as_generator, check_feedback, check_fits_in_memory, check_int, check_real
 from ._feedback import FeedbackData, feedback_frame
 from ._worlds import _choose
 
@@ -61,6 +61,9 @@ def _ipf(class_counts: np.ndarray, item_target: np.ndarray,
         a = item_target / np.maximum(class_counts @ b, 1e-300)
         b = value_target / np.maximum(a @ class_counts, 1e-300)
     return a, b
+
+
+_BYTES_PER_PAIR = 95  # peak memory of semi_synthetic per (user, item) pair, measured: ~89 bytes
 
 
 def semi_synthetic(data: FeedbackData, *, seed, n_factors: int = 8, reg: float = 5.0,
@@ -153,6 +156,9 @@ def semi_synthetic(data: FeedbackData, *, seed, n_factors: int = 8, reg: float =
     shape = (data.n_users, data.n_items)
     check_feedback(data.mnar, "data.mnar", *shape)
     check_feedback(data.mar, "data.mar", *shape)
+    check_fits_in_memory(_BYTES_PER_PAIR * float(shape[0]) * shape[1], "data (n_users x n_items)",
+                         f"a semi-synthetic world of {shape[0]:,} x {shape[1]:,} pairs (every "
+                         "pair's rating and propensity)")
     n_factors = check_int(n_factors, "n_factors")
     n_iter = check_int(n_iter, "n_iter")
     reg = check_real(reg, "reg", low=0.0, low_open=True)

@@ -32,7 +32,7 @@ from cornac.exception import ScoreException
 from cornac.models import Recommender
 from tqdm.std import tqdm  # text bar (see the module docstring)
 
-from .._validation import check_feedback, check_int, seed_int
+from .._validation import check_feedback, check_fits_in_memory, check_int, seed_int
 from ..scorer import Scorer
 from ._scorers import batch_scorer
 
@@ -371,6 +371,7 @@ def fit_scores(
     if not isinstance(model, Recommender):
         raise ValueError(f"model must be a cornac.models.Recommender, got {type(model).__name__}")
     dataset = to_cornac_dataset(train, n_users=n_users, n_items=n_items, seed=seed)
+    _check_dense_fits(n_users, n_items, dtype)
     _fit(model, dataset)
     return _dense_scores(model, dataset, int(n_users), int(n_items), dtype)
 
@@ -435,6 +436,7 @@ def iter_scores(
     dtype = _check_dtype(dtype)
     _check_models(models)
     dataset = to_cornac_dataset(train, n_users=n_users, n_items=n_items, seed=seed)
+    _check_dense_fits(n_users, n_items, dtype)
 
     def generate() -> Iterator[tuple[str, np.ndarray]]:
         with tqdm(total=len(models), desc="fit + score", unit="model", disable=not progress) as bar:
@@ -507,9 +509,21 @@ def score_models(
     >>> out["PosPop"][0], out["AvgRating"][0]
     (array([2., 0.]), array([4.5, 2. ]))
     """
+    _check_models(models)
+    _check_dense_fits(n_users, n_items, dtype, len(models))
     return dict(
         iter_scores(
             models, train, n_users=n_users, n_items=n_items, seed=seed, progress=progress,
             dtype=dtype,
         )
     )
+
+
+def _check_dense_fits(n_users: int, n_items: int, dtype: Any, n_models: int = 1) -> None:
+    """Refuse up front (before any fit) score matrices larger than the memory available."""
+    n_users, n_items = check_int(n_users, "n_users"), check_int(n_items, "n_items")
+    check_fits_in_memory(
+        float(n_models) * n_users * n_items * np.dtype(dtype).itemsize, "n_users x n_items",
+        f"{n_models} dense score matri{'x' if n_models == 1 else 'ces'} of {n_users:,} x "
+        f"{n_items:,} {np.dtype(dtype).name}"
+        + ("" if n_models == 1 else " (use iter_scores or fit_scorer to hold one at a time)"))

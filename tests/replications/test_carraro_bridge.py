@@ -398,8 +398,9 @@ def test_posterior_check_and_weight_noise():
     f = lambda u, i: pd.DataFrame({"user": u, "item": i, "rating": 4.0})
     users = np.repeat(np.arange(20), 4)
     mar = f(users, (users * 7 + np.tile(np.arange(4), 20) * 3) % 10)
-    mnar = f(np.r_[np.zeros(30, int), np.arange(1, 20)], np.r_[np.arange(30) % 2, np.arange(1, 20) % 10])
-    data = FeedbackData("toy", 20, 10, mnar=mnar, mar=mar)
+    # user 0 rates 30 distinct items, every other user one: a skewed log without duplicate pairs
+    mnar = f(np.r_[np.zeros(30, int), np.arange(1, 20)], np.r_[np.arange(30), np.arange(1, 20) % 10])
+    data = FeedbackData("toy", 20, 30, mnar=mnar, mar=mar)
     post = protocols.posterior_check(data).set_index(["part", "level"])
     assert post.loc[("MAR", "user"), "cv"] == 0 and post.loc[("MAR", "user"), "chi2_p"] == 1.0
     assert post.loc[("MNAR", "user"), "chi2_p"] < 1e-6 and post.loc[("MNAR", "user"), "max_vs_uniform"] > 10
@@ -408,7 +409,7 @@ def test_posterior_check_and_weight_noise():
     assert (user["cv_mar"] == 0).all() and (user["cv_dw"] > 0).all()
     assert (user["cv_dw_smoothed"] < user["cv_dw"]).all()
     with pytest.raises(ValueError, match="data"):
-        protocols.posterior_check(FeedbackData("x", 20, 10, mnar=mnar))
+        protocols.posterior_check(FeedbackData("x", 20, 30, mnar=mnar))
 
 
 def test_paper_tables_validation(world, protocol_run):
