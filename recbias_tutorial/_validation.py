@@ -71,6 +71,8 @@ def check_cutoffs(ks: Any, n_items: int, name: str) -> np.ndarray:
         raise ValueError(f"{name} must be a non-empty list of integers, got {ks!r}")
     if arr.min() < 1 or arr.max() > n_items:
         raise ValueError(f"{name} must lie in 1..{n_items} (the catalogue size), got {arr.tolist()}")
+    if len(np.unique(arr)) != len(arr):  # each cut-off is a column: two would be one twice
+        raise ValueError(f"{name} has repeated cut-offs, got {arr.tolist()}")
     return arr.astype(np.int64)
 
 

@@ -40,7 +40,9 @@ models against the true ranking, per redraw; :func:`method_summary` both, one ro
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -61,6 +63,10 @@ def _check_world(world) -> FeedbackData:
     if not isinstance(world, FeedbackData):
         raise ValueError(f"world must be a FeedbackData, got {type(world).__name__}")
     shape = (world.n_users, world.n_items)
+    if world.n_users < 2 or world.mnar["user"].nunique() < 2:
+        raise ValueError(f"world must have at least two users with logged feedback (every "
+                         f"estimator is a mean over users), got n_users={world.n_users} and "
+                         f"{world.mnar['user'].nunique()} in world.mnar")
     if world.full is None or len(world.full) != shape[0] * shape[1]:
         raise ValueError("world must have a complete full rating matrix (world.full with every "
                          "pair), as from rb.simulate or rb.semi_synthetic")
@@ -118,7 +124,11 @@ def _authors_propensity(train: pd.DataFrame, n_items: int) -> np.ndarray:
     from .replications.jadidinejad2021 import powerlaw_propensity  # the authors' choice
 
     counts = np.bincount(train["item"].to_numpy(np.int64), minlength=n_items).astype(float)
-    p, _, _ = powerlaw_propensity(counts)
+    try:
+        p, _, _ = powerlaw_propensity(counts)
+    except ValueError as err:
+        raise ValueError(f"world is too small for the authors' power-law propensities: the "
+                         f"training log's item counts cannot be fitted ({err})") from None
     return np.maximum(p, 1.0)  # unseen items: as rare as an item seen once
 
 
@@ -313,8 +323,7 @@ def rank_agreement(table: pd.DataFrame) -> pd.DataFrame:
     >>> rank_agreement(rows)[["method", "tau", "tau_sd"]].round(3).to_dict("records")
     [{'method': 'm', 'tau': 0.0, 'tau_sd': 1.414}]
     """
-    check_frame(table, "table", SUMMARY_COLUMNS + ("redraws",))
-    keys = [c for c in table.columns if c not in _VALUE_COLUMNS]
+    keys = _check_table(table)
     rows = []
     for key, group in table.groupby(keys, sort=False, dropna=False):
         draws = group["redraws"].tolist()
@@ -365,8 +374,34 @@ def method_summary(table: pd.DataFrame) -> pd.DataFrame:
     [{'method': 'm', 'abs_bias': 0.1, 'rmse': 0.1, 'tau': -1.0}]
     """
     agreement = rank_agreement(table)
-    keys = [c for c in table.columns if c not in _VALUE_COLUMNS]
+    keys = _check_table(table)
     errors = (table.assign(abs_bias=table["bias"].abs())
               .groupby(keys, sort=False, dropna=False)[["abs_bias", "sd", "rmse"]].mean()
               .reset_index())
     return errors.merge(agreement, on=keys, how="left")
+
+
+def _check_table(table: Any) -> list[str]:
+    """The group keys of a :func:`compare_methods` table, refusing tables it cannot have made."""
+    check_frame(table, "table", SUMMARY_COLUMNS + ("redraws",))
+    if len(table) == 0:
+        raise ValueError("table is empty")
+    bad = [d for d in table["redraws"] if not (isinstance(d, (tuple, list, np.ndarray))
+                                               and len(d) and all(isinstance(v, numbers.Real)
+                                                                  for v in d))]
+    if bad:
+        hint = (" (a CSV round trip turns them into strings: store the table with "
+                "to_pickle or to_parquet, or parse the column with ast.literal_eval)"
+                if isinstance(bad[0], str) else "")
+        raise ValueError(f"table.redraws must hold one tuple of numbers per row, got "
+                         f"{bad[0]!r:.40}{hint}")
+    for col in ("true", "estimate", "bias", "sd", "rmse"):
+        if not pd.api.types.is_numeric_dtype(table[col]):
+            raise ValueError(f"table.{col} must be numeric, got dtype {table[col].dtype}")
+    keys = [c for c in table.columns if c not in _VALUE_COLUMNS]
+    twice = table.duplicated(keys + ["model"])
+    if twice.any():
+        first = table.loc[twice, keys + ["model"]].iloc[0].to_dict()
+        raise ValueError(f"table has {first} more than once: results of different worlds or "
+                         "runs were mixed; add a column that tells them apart (e.g. world)")
+    return keys

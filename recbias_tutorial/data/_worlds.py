@@ -14,7 +14,8 @@ import numpy as np
 import pandas as pd
 from scipy.special import ndtri
 
-from .._validation import as_generator, check_fits_in_memory, check_int, check_real
+from .._validation import (as_generator, check_feedback, check_fits_in_memory, check_int,
+                           check_real)
 from ._feedback import FeedbackData, feedback_frame
 
 __all__ = ["simulate", "sample_observed", "sample_random_exposure"]
@@ -316,11 +317,16 @@ def sample_random_exposure(full: pd.DataFrame, n_items_per_user: int, *, seed,
     [4, 4, 4, 4, 4]
     """
     n = check_int(n_items_per_user, "n_items_per_user", 1)
-    if "user" not in full.columns:
-        raise ValueError("full must have a 'user' column")
+    if not isinstance(full, pd.DataFrame) or "user" not in full.columns:
+        raise ValueError(f"full must be a pandas DataFrame with a 'user' column, got "
+                         f"{type(full).__name__}")
+    if "item" in full.columns:
+        check_feedback(full, "full", require_rating=False)
+    else:
+        _check_ids(full["user"], "full.user")
     frame = full
     if users is not None:
-        wanted = np.unique(np.asarray(users, dtype=np.int64))
+        wanted = np.unique(_check_ids(users, "users"))
         frame = full.loc[full["user"].isin(wanted)]
         missing = np.setdiff1d(wanted, frame["user"].to_numpy())
         if missing.size:
@@ -339,3 +345,15 @@ def sample_random_exposure(full: pd.DataFrame, n_items_per_user: int, *, seed,
     out = frame.iloc[order[rank < n]]
     sort_cols = ["user", "item"] if "item" in out.columns else ["user"]
     return out.sort_values(sort_cols, kind="stable").reset_index(drop=True)
+
+
+def _check_ids(ids, name: str) -> np.ndarray:
+    """A non-empty 1-D array of non-negative integer ids (floats would match by value)."""
+    arr = np.asarray(ids)
+    if arr.ndim != 1 or arr.size == 0 or arr.dtype == bool \
+            or not np.issubdtype(arr.dtype, np.integer):
+        raise ValueError(f"{name} must be a non-empty 1-D array of integer ids, got "
+                         f"dtype {arr.dtype}, shape {arr.shape}")
+    if arr.min() < 0:
+        raise ValueError(f"{name} holds negative ids")
+    return arr.astype(np.int64)

@@ -14,7 +14,7 @@ import cornac
 import numpy as np
 from cornac.models import Recommender
 
-from .._validation import seed_int
+from .._validation import check_names, seed_int
 from ._baselines import AvgRating, PosPop, RandomScores
 
 __all__ = ["DEFAULT_FAMILIES", "FAMILIES", "model_zoo"]
@@ -164,7 +164,7 @@ def model_zoo(
     if families is None:
         chosen = set(DEFAULT_FAMILIES)
     else:
-        chosen = {families} if isinstance(families, str) else set(families)
+        chosen = {families} if isinstance(families, str) else set(check_names(families, "families"))
         unknown = sorted(map(str, chosen - set(FAMILIES)))
         if unknown:
             raise ValueError(f"families has unknown name(s) {unknown}; known: {list(FAMILIES)}")

@@ -100,6 +100,9 @@ def powerlaw_propensity(counts: np.ndarray) -> tuple[np.ndarray, float, float]:
         try:
             fit = powerlaw.Fit(seen, discrete=True, fit_method="Likelihood", verbose=False)
             alpha, xmin = float(fit.power_law.alpha), float(fit.power_law.xmin)
+        except ValueError as err:  # powerlaw's own message names none of our arguments
+            raise ValueError(f"counts cannot be fitted by a power law ({err}); they need "
+                             "more, and more varied, positive counts") from None
         finally:
             logging.disable(logging.NOTSET)
     p = np.where(counts > xmin, counts ** alpha, counts)
@@ -396,6 +399,10 @@ def taus(values: pd.DataFrame, choices: dict, n_strata: int, *, with_steiger: bo
             ok = part[["truth", method, "holdout"]].notna().all(axis=1)
             x, y, z = (part.loc[ok, c].to_numpy(float) for c in ("truth", method, "holdout"))
             n = int(ok.sum())
+            if n < 2:  # e.g. a stratum with no relevant test interaction for any model
+                raise ValueError(f"n_strata={n_strata}: {method} has a value for {n} model(s) "
+                                 f"with seed {seed}, too few for Kendall's tau (a stratum holds "
+                                 "no relevant test interaction); use fewer strata")
             row = {"seed": seed, "method": method, "tau": kendall_tau(x, y)[0], "n_models": n}
             if with_steiger and method != "holdout" and n > 3:
                 t_xy, t_xz, t_yz = row["tau"], kendall_tau(x, z)[0], kendall_tau(y, z)[0]

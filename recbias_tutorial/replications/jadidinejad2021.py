@@ -201,6 +201,11 @@ def _check_data(data: Any) -> Any:
             raise ValueError(f"data must be a FeedbackData (with .{attr}), got {type(data).__name__}")
     if data.mar is None:
         raise ValueError("data must have a randomly exposed test set (data.mar) for the truth")
+    for part in ("mnar", "mar"):  # without relevant ratings every model scores 0 everywhere
+        ratings = getattr(data, part)["rating"].to_numpy(dtype=float)
+        if not (ratings >= data.threshold).any():
+            raise ValueError(f"data.{part} has no relevant rating (rating >= threshold="
+                             f"{data.threshold}): there is nothing to rank models by")
     return data
 
 
@@ -579,6 +584,8 @@ def kendall_taus(data: Any, *, seed: int, protocol: str = "authors", cutoff: int
     {'method': ['holdout', 'ips', 'snips', 'stratified', 'Q1', 'Q2'], 'n_models': [10, 10, 10, 10, 10, 10]}
     """
     choices = _check_choices(protocol)
+    if cutoff is not None:
+        cutoff = check_k(cutoff, _check_data(data).n_items, "cutoff")
     choices["cutoff"] = cutoff
     values = protocol_values(data, seeds=[seed], sizes=sizes, ks=(cutoff,), n_strata=n_strata,
                              zoos=(choices["zoo"],), course_zoo=course_zoo)
