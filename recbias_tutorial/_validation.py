@@ -85,6 +85,19 @@ def check_k(k: Any, n_items: int, name: str = "k") -> int:
     return int(k)
 
 
+def check_fractions(fractions: Any, name: str, n_parts: int | None = None) -> np.ndarray:
+    """Shares of a split: ``n_parts`` (or >= 2) positive finite numbers summing to 1."""
+    try:
+        fr = np.asarray(fractions, dtype=float)
+    except (TypeError, ValueError):
+        fr = np.empty(0)
+    parts = f"{n_parts}" if n_parts else ">= 2"
+    if fr.ndim != 1 or len(fr) < 2 or (n_parts and len(fr) != n_parts) \
+            or not np.isfinite(fr).all() or (fr <= 0).any() or not np.isclose(fr.sum(), 1.0):
+        raise ValueError(f"{name} must be {parts} positive numbers summing to 1, got {fractions!r}")
+    return fr
+
+
 def check_frame(frame: Any, name: str, columns: Iterable[str]) -> pd.DataFrame:
     """A DataFrame with the given columns (used for tidy result frames)."""
     if not isinstance(frame, pd.DataFrame):

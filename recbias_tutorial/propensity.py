@@ -246,6 +246,7 @@ def selection_exponent(logged: pd.DataFrame, random: pd.DataFrame, *, train: pd.
     0.9
     """
     n_items = check_int(n_items, "n_items")
+    threshold = check_real(threshold, "threshold")
     check_feedback(logged, "logged", n_items=n_items, unique=False)
     check_feedback(random, "random", n_items=n_items, unique=False)
     n_star = item_counts(train, n_items).astype(float)

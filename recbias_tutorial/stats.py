@@ -496,11 +496,15 @@ def user_bootstrap(values, *, seed, confidence: float = 0.95,
     if isinstance(values, pd.DataFrame):
         frame = values
     else:
-        arr = np.asarray(values, dtype=float)
+        arr = np.asarray(values)
         if arr.ndim not in (1, 2):
             raise ValueError(f"values must be 1-D or 2-D (users x quantities), got {arr.ndim}-D")
         frame = pd.DataFrame(arr.reshape(len(arr), -1))
-    x = frame.to_numpy(dtype=float)
+    try:
+        x = frame.to_numpy(dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError("values must hold numbers (one row per user), got "
+                         f"{', '.join(map(str, frame.dtypes.unique()))}") from None
     if x.ndim != 2 or x.shape[0] < 2:
         raise ValueError("values must hold at least two users (rows)")
     if np.isinf(x).any():

@@ -9,13 +9,17 @@ and the errors that used to come from deep inside (TypeError, IndexError).
 
 from __future__ import annotations
 
+import io
+
 import numpy as np
 import pandas as pd
 import pytest
 import scipy.sparse as sp
 
 import recbias_tutorial as rb
-from recbias_tutorial import estimators, metrics, propensity, sampling, stats
+from recbias_tutorial import (comparison, course, distributed, estimators, metrics, propensity,
+                              sampling, stats)
+from recbias_tutorial.replications import carraro_bridge, jadidinejad2021, wang2025, yang2018
 from recbias_tutorial.debiased_mf import calibrate_propensity, fit_mf
 
 S = np.random.default_rng(0).random((3, 12))  # 3 users x 12 items (k=10 is a valid cut-off)
@@ -194,9 +198,281 @@ CASES = [
 ]
 
 
+# --- a small world and models for the comparison, replication and data functions
+W = rb.simulate(40, 30, seed=0, mean_ratings_per_user=5, n_mar_items=5)
+R = np.random.default_rng(1)
+MODELS = {name: R.random((40, 30)) for name in ("a", "b", "c")}
+TABLE = comparison.compare_methods(W, models=MODELS, seed=0, n_redraws=2, k=3, gammas=(1.0,),
+                                   sizes=(0.5,))
+TABLE_CSV = pd.read_csv(io.StringIO(TABLE.to_csv(index=False)))
+PER_USER = pd.DataFrame({"model": "m", "metric": "recall", "estimator": "AOA",
+                         "user": [0, 1, 2], "value": [0.0, 0.5, 1.0]})
+SCHEMES = pd.DataFrame({("a", "ure"): [1.0, 0.0], ("b", "ure"): [0.0, 0.0]})
+RAND = pd.DataFrame({"user": [0, 0, 1, 1], "item": [1, 2, 0, 1], "rating": [5.0, 1.0, 5.0, 4.0]})
+PROTOCOLS = yang2018.snips_protocols(T, T, train=T, n_items=12, gammas={"SNIPS": 2.0})
+E = T.head(0)
+SC = rb.Scorer(lambda u: S[u], n_users=3, n_items=12)
+
+
+def _scorer(fn):
+    return rb.Scorer(fn, n_users=3, n_items=12)
+
+
+MORE_CASES = [
+    # --- the Dask path checks what the in-memory estimators check
+    ("dask client string", lambda: distributed.estimate(S, T, client="tcp://x:8786"), "client"),
+    ("dask client None", lambda: distributed.estimate(S, T, client=None), "client"),
+    ("dask propensity short", lambda: distributed.estimate(S, T, P[:5], client=_FakeClient(),
+                                                           estimator="snips"), "propensity"),
+    ("dask propensity 2-D rows", lambda: distributed.estimate(
+        S, T, np.full((5, 12), 0.5), client=_FakeClient(), estimator="snips"), "propensity"),
+    ("dask propensity missing", lambda: distributed.estimate(S, T, client=_FakeClient(),
+                                                             estimator="snips"), "propensity"),
+    ("dask n_relevant long", lambda: distributed.estimate(
+        S, T, P, client=_FakeClient(), estimator="ips", n_relevant=[2, 1, 0, 4]), "n_relevant"),
+    ("dask n_relevant short", lambda: distributed.estimate(
+        S, T, P, client=_FakeClient(), estimator="ips", n_relevant=[2]), "n_relevant"),
+    ("dask users_per_task zero", lambda: distributed.estimate(S, T, client=_FakeClient(),
+                                                              users_per_task=0), "users_per_task"),
+    ("dask estimator", lambda: distributed.estimate(S, T, client=_FakeClient(), estimator="dr"),
+     "estimator"),
+    # --- names that become rows or columns are unique
+    ("estimate_models duplicate model", lambda: yang2018.estimate_models(
+        [("m", S), ("m", S)], PROTOCOLS, exclude=None, seed=0, metrics=["recall"], k=2), "scores"),
+    ("estimate_models duplicate metric", lambda: yang2018.estimate_models(
+        {"m": S}, PROTOCOLS, exclude=None, seed=0, metrics=["recall", "recall"], k=2), "metrics"),
+    ("user_table metrics string", lambda: yang2018.user_table(
+        {"m": S}, PROTOCOLS, exclude=None, metrics="recall", k=2), "metrics"),
+    ("user_table scores not pairs", lambda: yang2018.user_table(
+        [S], PROTOCOLS, exclude=None, metrics=["recall"], k=2), "scores"),
+    ("user_table scores empty", lambda: yang2018.user_table(
+        {}, PROTOCOLS, exclude=None, metrics=["recall"], k=2), "scores"),
+    ("scheme_users duplicate model", lambda: wang2025.scheme_users(
+        [("m", S[:2, :3]), ("m", S[:2, :3])], RAND, k=1, k_bar=1, threshold=4.0, exclude=None),
+     "scores"),
+    ("scheme_table duplicate model", lambda: wang2025.scheme_table(
+        [("m", S[:2, :3]), ("m", S[:2, :3])], RAND, k=1, k_bar=1, threshold=4.0, exclude=None,
+        seed=0), "scores"),
+    ("summarise_schemes duplicate columns", lambda: wang2025.summarise_schemes(
+        pd.concat([SCHEMES, SCHEMES], axis=1), seed=0), "per_user"),
+    ("paired_bootstrap duplicate columns", lambda: wang2025.paired_bootstrap(
+        pd.concat([SCHEMES, SCHEMES], axis=1), baseline="b", seed=0), "per_user"),
+    ("paired_bootstrap flat columns", lambda: wang2025.paired_bootstrap(
+        pd.DataFrame({"a": [1.0]}), baseline="a", seed=0), "per_user"),
+    ("paired_bootstrap baseline", lambda: wang2025.paired_bootstrap(SCHEMES, baseline="z",
+                                                                    seed=0), "baseline"),
+    ("model_zoo duplicate family", lambda: rb.model_zoo(seed=0, families=["MF", "MF"]),
+     "families"),
+    ("recall_curves repeated k", lambda: metrics.recall_curves(S, T, [2, 2]), "ks"),
+    ("kbar_curves repeated k_bar", lambda: estimators.kbar_curves(S, T, [2, 2]), "k_bars"),
+    # --- summaries refuse NaN users and mixed tables
+    ("summarise NaN value", lambda: yang2018.summarise(PER_USER.assign(value=[0.0, np.nan, 1.0]),
+                                                       seed=0), "per_user.value"),
+    ("summarise inf value", lambda: yang2018.summarise(PER_USER.assign(value=[0.0, np.inf, 1.0]),
+                                                       seed=0), "per_user.value"),
+    ("summarise text value", lambda: yang2018.summarise(PER_USER.assign(value=["a", "b", "c"]),
+                                                        seed=0), "per_user.value"),
+    ("summarise user twice", lambda: yang2018.summarise(pd.concat([PER_USER, PER_USER]), seed=0),
+     "per_user"),
+    ("summarise missing column", lambda: yang2018.summarise(PER_USER.drop(columns="value"),
+                                                            seed=0), "per_user"),
+    ("rank_agreement mixed worlds", lambda: comparison.rank_agreement(pd.concat([TABLE, TABLE])),
+     "table"),
+    ("rank_agreement after CSV", lambda: comparison.rank_agreement(TABLE_CSV), "table.redraws"),
+    ("method_summary mixed worlds", lambda: comparison.method_summary(pd.concat([TABLE, TABLE])),
+     "table"),
+    ("method_summary after CSV", lambda: comparison.method_summary(TABLE_CSV), "table.redraws"),
+    ("rank_agreement empty", lambda: comparison.rank_agreement(TABLE.head(0)), "table"),
+    ("rank_agreement text estimate", lambda: comparison.rank_agreement(
+        TABLE.assign(true="x")), "table.true"),
+    ("rank_agreement not a frame", lambda: comparison.rank_agreement([1, 2]), "table"),
+    # --- compare_methods
+    ("compare one user", lambda: comparison.compare_methods(
+        rb.simulate(1, 30, seed=0, mean_ratings_per_user=5, n_mar_items=5),
+        models={"a": R.random((1, 30)), "b": R.random((1, 30))}, seed=0), "world"),
+    ("compare tiny world", lambda: comparison.compare_methods(
+        rb.simulate(3, 30, seed=0, mean_ratings_per_user=5, n_mar_items=5),
+        models={"a": R.random((3, 30)), "b": R.random((3, 30))}, seed=0, k=3), "world"),
+    ("compare one model", lambda: comparison.compare_methods(W, models={"a": MODELS["a"]},
+                                                             seed=0), "models"),
+    ("compare model shape", lambda: comparison.compare_methods(
+        W, models={"a": MODELS["a"], "b": S}, seed=0), "models"),
+    ("compare model NaN", lambda: comparison.compare_methods(
+        W, models={"a": MODELS["a"], "b": np.full((40, 30), np.nan)}, seed=0), "models"),
+    ("compare world without truth", lambda: comparison.compare_methods(
+        rb.FeedbackData("x", 40, 30, mnar=W.mnar, mar=W.mar), models=MODELS, seed=0), "world"),
+    ("compare n_redraws one", lambda: comparison.compare_methods(W, models=MODELS, seed=0,
+                                                                 n_redraws=1), "n_redraws"),
+    ("compare k too large", lambda: comparison.compare_methods(W, models=MODELS, seed=0, k=31),
+     "k"),
+    ("compare sizes above one", lambda: comparison.compare_methods(W, models=MODELS, seed=0,
+                                                                   sizes=(1.5,)), "sizes"),
+    ("compare gammas at -1", lambda: comparison.compare_methods(W, models=MODELS, seed=0,
+                                                                gammas=(-1.0,)), "gammas"),
+    ("compare seed None", lambda: comparison.compare_methods(W, models=MODELS, seed=None),
+     "seed"),
+    # --- data
+    ("sample_random_exposure float ids", lambda: rb.data.sample_random_exposure(
+        T.assign(user=T["user"].astype(float)), 1, seed=0), "full.user"),
+    ("sample_random_exposure float users", lambda: rb.data.sample_random_exposure(
+        W.full, 2, seed=0, users=[0.5, 1.7]), "users"),
+    ("sample_random_exposure not a frame", lambda: rb.data.sample_random_exposure([1, 2], 1,
+                                                                                  seed=0), "full"),
+    ("sample_random_exposure empty", lambda: rb.data.sample_random_exposure(E, 1, seed=0),
+     "full"),
+    ("sample_random_exposure too many", lambda: rb.data.sample_random_exposure(T, 3, seed=0),
+     "n_items_per_user"),
+    ("sample_observed without truth", lambda: rb.data.sample_observed(
+        rb.FeedbackData("x", 40, 30, mnar=W.mnar), seed=0), "data"),
+    ("sample_observed seed None", lambda: rb.data.sample_observed(W, seed=None), "seed"),
+    ("restrict_to_mar_users no mar", lambda: rb.data.restrict_to_mar_users(
+        rb.FeedbackData("x", 40, 30, mnar=W.mnar)), "data"),
+    ("restrict_to_mar_users too many", lambda: rb.data.restrict_to_mar_users(
+        W, n_users=10**6, seed=0), "n_users"),
+    ("restrict_to_mar_users not data", lambda: rb.data.restrict_to_mar_users(W.mnar), "data"),
+    ("FeedbackData ids outside", lambda: rb.FeedbackData("x", 2, 30, mnar=W.mnar), "mnar.user"),
+    ("FeedbackData float ids", lambda: rb.FeedbackData(
+        "x", 40, 30, mnar=W.mnar.assign(item=W.mnar["item"].astype(float))), "mnar.item"),
+    ("FeedbackData duplicate mar", lambda: rb.FeedbackData(
+        "x", 40, 30, mnar=W.mnar, mar=pd.concat([W.mar, W.mar])), "mar"),
+    ("FeedbackData propensity shape", lambda: rb.FeedbackData(
+        "x", 40, 30, mnar=W.mnar, propensity=np.ones((3, 3))), "propensity"),
+    ("FeedbackData n_users zero", lambda: rb.FeedbackData("x", 0, 30, mnar=E), "n_users"),
+    ("FeedbackData threshold NaN", lambda: rb.FeedbackData("x", 40, 30, mnar=W.mnar,
+                                                           threshold=np.nan), "threshold"),
+    ("FeedbackData mnar not a frame", lambda: rb.FeedbackData("x", 40, 30, mnar=[1]), "mnar"),
+    ("semi_synthetic not data", lambda: rb.semi_synthetic(W.mnar, seed=0), "data"),
+    ("semi_synthetic n_iter zero", lambda: rb.semi_synthetic(W, seed=0, n_iter=0), "n_iter"),
+    ("drop_seen train not a frame", lambda: rb.drop_seen(T, "train"), "train"),
+    ("random_split fractions negative", lambda: rb.random_split(T, (1.5, -0.5), seed=0),
+     "fractions"),
+    # --- memory: refused up front with the size needed
+    ("simulate 10^12 pairs", lambda: rb.simulate(10**6, 10**6, seed=0), "n_users x n_items"),
+    ("semi_synthetic 10^6 x 10^4", lambda: rb.semi_synthetic(rb.FeedbackData(
+        "x", 10**6, 10**4, mnar=T, mar=T), seed=0), "n_users x n_items"),
+    ("fit_scores 10^12 scores", lambda: rb.fit_scores(rb.models.PosPop(), T, n_users=10**6,
+                                                      n_items=10**6, seed=0),
+     "n_users x n_items"),
+    ("score_models 10^12 scores", lambda: rb.models.score_models(
+        {"p": rb.models.PosPop()}, T, n_users=10**6, n_items=10**6, seed=0, progress=False),
+     "n_users x n_items"),
+    # --- ids beyond 2^32 (no int64 overflow in the duplicate check)
+    ("test ids above 2^32", lambda: rb.aoa(S, _frame(user=[0, 0, 1, 2**33])), "test.user"),
+    ("heldout items above 2^32", lambda: rb.intervene(
+        T.assign(item=[0, 1, 1, 2**33]), strategy="reg", size=0.5, seed=0), "heldout.item"),
+    # --- statistics
+    ("kl infinite p", lambda: rb.kl_divergence([1, np.inf], [1, 2]), "p_ratings"),
+    ("kl infinite q", lambda: rb.kl_divergence([1, 2], [1, -np.inf]), "q_ratings"),
+    ("kl text ratings", lambda: rb.kl_divergence(["a", "b"], [1, 2]), "p_ratings"),
+    ("kl complex ratings", lambda: rb.kl_divergence([1 + 1j], [1, 2]), "p_ratings"),
+    ("kl infinite support", lambda: rb.kl_divergence([1, 2], [1, 2], support=[1, np.inf]),
+     "support"),
+    ("kl empty support", lambda: rb.kl_divergence([1, 2], [1, 2], support=[]), "support"),
+    ("rating_distribution inf", lambda: stats.rating_distribution([1.0, np.inf]), "ratings"),
+    ("kendall 2-D", lambda: rb.kendall_tau(np.ones((2, 2)), np.ones((2, 2))), "x"),
+    ("kendall one pair", lambda: rb.kendall_tau([1.0], [2.0]), "x"),
+    ("kendall inf", lambda: rb.kendall_tau([1.0, np.inf, 2.0], [1.0, 2.0, 3.0]), "x"),
+    ("steiger NaN", lambda: rb.steiger_test(np.nan, 0.4, 0.3, 30), "r_xy"),
+    ("wilcoxon lengths", lambda: stats.paired_wilcoxon([1.0, 2.0], [1.0, 2.0, 3.0]), "length"),
+    ("user_bootstrap text", lambda: stats.user_bootstrap(["a", "b"], seed=0), "values"),
+    # --- scorer
+    ("scorer complex scores", lambda: rb.aoa(_scorer(lambda u: S[u].astype(complex)), T),
+     "scores"),
+    ("scorer boolean scores", lambda: rb.aoa(_scorer(lambda u: S[u] > 0.5), T), "scores"),
+    ("scorer text scores", lambda: rb.aoa(_scorer(lambda u: S[u].astype(str)), T), "scores"),
+    ("scorer wrong shape", lambda: rb.aoa(_scorer(lambda u: S[u, :5]), T), "shape"),
+    ("scorer NaN scores", lambda: rb.aoa(_scorer(lambda u: np.full((len(u), 12), np.nan)), T),
+     "scores"),
+    ("scorer not callable", lambda: rb.Scorer(S, n_users=3, n_items=12), "fn"),
+    ("scorer n_users float", lambda: rb.Scorer(lambda u: S[u], n_users=3.0, n_items=12),
+     "n_users"),
+    ("scorer factors mismatch", lambda: rb.Scorer.from_factors(np.ones((3, 2)), np.ones((4, 3))),
+     "item_factors"),
+    ("scorer bias length", lambda: rb.Scorer.from_factors(np.ones((3, 2)), np.ones((4, 2)),
+                                                          item_bias=[1.0]), "item_bias"),
+    ("scorer test outside", lambda: rb.aoa(SC, _frame(user=[0, 0, 1, 5])), "test.user"),
+    # --- the Jadidinejad replication
+    ("kendall_taus cutoff zero", lambda: jadidinejad2021.kendall_taus(W, seed=0, cutoff=0,
+                                                                      sizes=(2,)), "cutoff"),
+    ("kendall_taus all-zero ratings", lambda: jadidinejad2021.kendall_taus(
+        rb.FeedbackData("z", 40, 30, mnar=W.mnar.assign(rating=0.0), mar=W.mar.assign(rating=0.0)),
+        seed=0, sizes=(2,)), "rating"),
+    ("kendall_taus too many strata", lambda: jadidinejad2021.kendall_taus(
+        W, seed=0, n_strata=50, sizes=(2,)), "n_strata"),
+    ("kendall_taus protocol", lambda: jadidinejad2021.kendall_taus(W, seed=0, protocol="paper"),
+     "protocol"),
+    ("kendall_taus no mar", lambda: jadidinejad2021.kendall_taus(
+        rb.FeedbackData("x", 40, 30, mnar=W.mnar), seed=0), "data"),
+    ("powerlaw counts one value", lambda: jadidinejad2021.powerlaw_propensity([3, 3, 3]),
+     "counts"),
+    ("powerlaw counts negative", lambda: jadidinejad2021.powerlaw_propensity([3, -1, 2]),
+     "counts"),
+    ("protocol_taus missing columns", lambda: jadidinejad2021.protocol_taus(PER_USER), "values"),
+    ("authors_split not a frame", lambda: jadidinejad2021.authors_split([1], seed=0), "mnar"),
+    ("rank_relevant k zero", lambda: jadidinejad2021.rank_relevant(S, T, k=0), "k"),
+    # --- the Carraro & Bridge replication
+    ("kl_by_seed repeated seeds", lambda: carraro_bridge.kl_by_seed(W, seeds=[1, 1]), "seeds"),
+    ("table2_kl no seeds", lambda: carraro_bridge.table2_kl(W, seeds=[]), "seeds"),
+    ("split_feedback fractions", lambda: carraro_bridge.split_feedback(
+        W, seed=0, mnar_fractions=(0.5, 0.4)), "mnar_fractions"),
+    ("posterior_check no mar", lambda: carraro_bridge.posterior_check(
+        rb.FeedbackData("x", 40, 30, mnar=W.mnar)), "data"),
+    ("weight_noise no seeds", lambda: carraro_bridge.weight_noise(W, seeds=[]), "seeds"),
+    # --- the Yang replication
+    ("snips_protocols gammas empty", lambda: yang2018.snips_protocols(
+        T, T, train=T, n_items=12, gammas={}), "gammas"),
+    ("snips_protocols gamma -1", lambda: yang2018.snips_protocols(
+        T, T, train=T, n_items=12, gammas={"S": -1.0}), "gamma"),
+    ("same_users threshold", lambda: yang2018.same_users(T, T, threshold="4"), "threshold"),
+    ("agreement_table missing truth", lambda: yang2018.agreement_table(
+        PER_USER.assign(low=0.0, high=1.0, users=3)), "truth"),
+    # --- Wang
+    ("paper_random_split share", lambda: wang2025.paper_random_split(RAND, seed=0,
+                                                                     test_share=1.0), "test_share"),
+    ("scheme_users k_bar zero", lambda: wang2025.scheme_users({"m": S[:2, :3]}, RAND, k=1,
+                                                              k_bar=0, threshold=4.0,
+                                                              exclude=None), "k_bar"),
+    # --- propensities
+    ("popularity_propensity empty train", lambda: rb.popularity_propensity(E, 12, gamma=2.0),
+     "train"),
+    ("popularity_propensity gamma NaN", lambda: rb.popularity_propensity(T, 12, gamma=np.nan),
+     "gamma"),
+    ("naive_bayes empty mar", lambda: rb.naive_bayes_propensity(T, E, n_users=3, n_items=12),
+     "mar"),
+    ("fit_popularity_exponent n_min", lambda: propensity.fit_popularity_exponent(T, 12, n_min=0),
+     "n_min"),
+    ("selection_exponent threshold", lambda: propensity.selection_exponent(
+        T, T, train=T, n_items=12, threshold=np.inf), "threshold"),
+    # --- debiased MF
+    ("fit_mf propensity missing", lambda: fit_mf(T, n_users=3, n_items=12, seed=0, method="ips"),
+     "propensity"),
+    ("fit_mf factors zero", lambda: fit_mf(T, n_users=3, n_items=12, seed=0, factors=0),
+     "factors"),
+    ("calibrate NaN", lambda: calibrate_propensity(np.full(12, np.nan), n_observed=3, n_users=3),
+     "propensity"),
+    # --- course plumbing
+    ("course.table not a frame", lambda: course.table([1, 2]), "frame"),
+    ("course.table digits", lambda: course.table(T, digits=-1), "digits"),
+    ("glue_values not a mapping", lambda: course.glue_values("x", [1]), "values"),
+]
+
+
+class _FakeClient:
+    """Has a Dask client's methods; the checks must refuse bad inputs before any task runs."""
+
+    def submit(self, *args, **kwargs):
+        raise AssertionError("a task was submitted before the inputs were checked")
+
+    def gather(self, futures):
+        raise AssertionError("gather reached before the inputs were checked")
+
+
+CASES = CASES + MORE_CASES
+
+
 def test_table_is_large_and_distinct():
     labels = [c[0] for c in CASES]
-    assert len(labels) == len(set(labels)) and len(labels) >= 80
+    assert len(labels) == len(set(labels)) and len(labels) >= 200
 
 
 @pytest.mark.parametrize("label, call, argument", CASES, ids=[c[0] for c in CASES])

@@ -7,7 +7,7 @@ import dataclasses
 import numpy as np
 import pandas as pd
 
-from .._validation import as_generator, check_feedback, check_int, check_seed
+from .._validation import as_generator, check_feedback, check_fractions, check_int, check_seed
 from ._feedback import FeedbackData
 
 __all__ = ["drop_seen", "random_split", "restrict_to_mar_users"]
@@ -56,9 +56,7 @@ def random_split(frame: pd.DataFrame, fractions, *, seed) -> tuple[pd.DataFrame,
     if not isinstance(frame, pd.DataFrame) or len(frame) == 0:
         raise ValueError("frame must be a non-empty pandas DataFrame")
     check_seed(seed)
-    fr = np.asarray(fractions, dtype=float)
-    if fr.ndim != 1 or len(fr) < 2 or (fr <= 0).any() or not np.isclose(fr.sum(), 1.0):
-        raise ValueError(f"fractions must be >= 2 positive numbers summing to 1, got {fractions!r}")
+    fr = check_fractions(fractions, "fractions")
     n = len(frame)
     sizes = np.floor(fr[:-1] * n).astype(int)
     cuts = np.cumsum(sizes)

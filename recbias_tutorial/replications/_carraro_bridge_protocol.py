@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 from .. import models as _models  # first: imports Cornac quietly
 from cornac.models import Recommender  # noqa: I001
-from .._validation import as_generator, check_mapping, check_seed, seed_int
+from .._validation import as_generator, check_fractions, check_mapping, check_seed, seed_int
 from ..data import FeedbackData, random_split
 from ..metrics import rank_positions, subset_metrics
 from ..sampling import STRATEGIES, intervene
@@ -123,10 +123,8 @@ def split_feedback(data: FeedbackData, *, seed: int, mnar_fractions: Sequence[fl
         raise ValueError(f"data must be a FeedbackData, got {type(data).__name__}")
     if data.mar is None or len(data.mar) == 0:
         raise ValueError(f"data ({data.name}) has no MAR feedback: the protocol needs D_w, D_val, D_gt")
-    if len(mnar_fractions) != 2:
-        raise ValueError(f"mnar_fractions must have 2 parts (train, heldout), got {mnar_fractions!r}")
-    if len(mar_fractions) != 3:
-        raise ValueError(f"mar_fractions must have 3 parts (weights, val, gt), got {mar_fractions!r}")
+    check_fractions(mnar_fractions, "mnar_fractions (train, heldout)", 2)
+    check_fractions(mar_fractions, "mar_fractions (weights, val, gt)", 3)
     seed = check_seed(seed)
     rng = as_generator(seed)
     train, heldout = random_split(data.mnar, mnar_fractions, seed=rng)
