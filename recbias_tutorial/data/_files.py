@@ -11,7 +11,8 @@ Environment variables:
     Folder holding one sub-folder per dataset (``coat/``, ``yahoo_r3/``, ...). Read-only
     for this package: nothing there is ever written or deleted.
 ``RECBIAS_CACHE``
-    The user cache (downloads, first-seen checksums). Bad files found there are deleted.
+    The user cache (downloads, first-seen checksums). Bad files found there are deleted,
+    and so are download folders that interrupted downloads left behind.
 ``RECBIAS_OFFLINE``
     ``1`` disables downloads.
 ``RECBIAS_REQUIRE_DATA`` / ``CI``
@@ -20,14 +21,21 @@ Environment variables:
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
+import re
 import shutil
+import socket
 import tempfile
+import time
+import warnings
+from collections.abc import Mapping
 from pathlib import Path
 from typing import NamedTuple
 from urllib.parse import urlparse
 
+from . import _checksums
 from . import _registry as reg
 
 
@@ -42,7 +50,8 @@ def _pooch():
     return pooch
 
 _TRUE = {"1", "true", "yes", "on"}
-FIRST_SEEN = "SHA256SUMS.first-seen"  # trust-on-first-use record, in the cache folder
+FIRST_SEEN = _checksums.FIRST_SEEN  # trust-on-first-use record, in the cache folder
+STALE_AFTER = 600.0  # seconds without a write after which a download folder is abandoned
 
 
 class DatasetNotFoundError(FileNotFoundError):
@@ -139,41 +148,32 @@ def _first_seen_file(name: str) -> Path:
     return cache_root() / name / FIRST_SEEN
 
 
-def _first_seen(name: str, key: str) -> str | None:
-    record = _first_seen_file(name)
-    if record.is_file():
-        for line in record.read_text().splitlines():
-            digest, _, fname = line.partition("  ")
-            if fname == key:
-                return digest
-    return None
-
-
-def _record_first_seen(name: str, key: str, digest: str) -> None:
-    record = _first_seen_file(name)
-    try:
-        record.parent.mkdir(parents=True, exist_ok=True)
-        with record.open("a") as handle:
-            handle.write(f"{digest}  {key}\n")
-    except OSError:  # a read-only cache only loses the record, not the data
-        pass
+def _first_seen(name: str, *, warn: bool = True) -> tuple[dict[str, str], list[str]]:
+    """Valid first-seen sums of ``name`` and the problems of the other lines (see
+    :func:`._checksums.parse_record`); malformed lines are ignored, with a warning."""
+    return _checksums.read_record(_first_seen_file(name), reg.SHA256[name], warn=warn)
 
 
 def verify(path: Path, name: str, key: str, *, in_cache: bool,
-           pending: dict[str, str] | None = None) -> str:
+           pending: dict[str, str] | None = None,
+           first_seen: Mapping[str, str] | None = None) -> str:
     """Check ``path`` (file ``key`` of dataset ``name``) and return its sha256.
 
     Files with a registry sum of ``None`` (KuaiRec) are trusted on first use: the sum seen
-    first is appended to ``<cache>/<name>/SHA256SUMS.first-seen`` and later reads must
+    first is recorded in ``<cache>/<name>/SHA256SUMS.first-seen`` and later reads must
     match it. The sum is recorded only once the file has also parsed: here it is put in
-    ``pending`` and :func:`record_first_seen` writes it after a successful parse. On a mismatch a file in the user cache is deleted (never one under
-    ``$RECBIAS_DATA``) and :class:`DatasetChecksumError` is raised.
+    ``pending`` and :func:`record_first_seen` writes it after a successful parse.
+    ``first_seen`` is the record already read (read here when None); a malformed line of
+    it counts as absent. On a mismatch a file in the user cache is deleted (never one
+    under ``$RECBIAS_DATA``) and :class:`DatasetChecksumError` is raised.
     """
     actual = sha256sum(path)
     expected = reg.SHA256[name][key]
     source = "the package's registry"
     if expected is None:
-        expected = _first_seen(name, key)
+        if first_seen is None:
+            first_seen = _first_seen(name)[0]
+        expected = first_seen.get(key)
         source = f"the sum first seen, recorded in {_first_seen_file(name)}"
         if expected is None:
             if pending is None:
@@ -205,9 +205,14 @@ class Located(NamedTuple):
 
 
 def record_first_seen(name: str, located: Located) -> None:
-    """Record the first-seen sums of ``located`` (call only after its files parsed)."""
-    for key, digest in located.pending.items():
-        _record_first_seen(name, key, digest)
+    """Record the first-seen sums of ``located`` (call only after its files parsed).
+
+    The record is rewritten atomically, merged with what other processes recorded, and
+    without its malformed lines, which is also done when nothing is pending.
+    """
+    record = _first_seen_file(name)
+    if located.pending or _first_seen(name, warn=False)[1]:
+        _checksums.add_to_record(record, located.pending, reg.SHA256[name])
 
 
 def locate(name: str) -> Located:
@@ -222,6 +227,7 @@ def locate(name: str) -> Located:
     """
     if name not in reg.REQUIRED:
         raise ValueError(f"name must be one of {reg.DATASETS}, got {name!r}")
+    clean_stale_downloads()
     found = _find(name)
     if found is None:
         if name not in reg.SOURCES:
@@ -243,8 +249,9 @@ def locate(name: str) -> Located:
     folder, in_cache = found
     paths = {key: folder / key for key in reg.REQUIRED[name]}
     pending: dict[str, str] = {}
-    sums = {key: verify(path, name, key, in_cache=in_cache, pending=pending)
-            for key, path in paths.items()}
+    first_seen = _first_seen(name)[0] if None in reg.SHA256[name].values() else None
+    sums = {key: verify(path, name, key, in_cache=in_cache, pending=pending,
+                        first_seen=first_seen) for key, path in paths.items()}
     return Located(folder, paths, sums, pending)
 
 
@@ -260,14 +267,16 @@ def download(name: str) -> Path:
 
     The archive goes to a temporary folder inside the cache (pooch checks its hash when
     the registry knows it), every known file is checked, and only then are the files
-    moved into place, so an interrupted or corrupt download leaves nothing behind.
+    moved into place (each by an atomic rename), so an interrupted or corrupt download
+    installs nothing unverified. The folder's name holds this process's id and host, so
+    a folder left by a killed download is removed by :func:`clean_stale_downloads`.
     """
     pooch = _pooch()
-
     source = reg.SOURCES[name]
     root = cache_root()
     root.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{name}-download-", dir=root))
+    clean_stale_downloads()
+    staging = Path(tempfile.mkdtemp(prefix=f".{name}-download-{_owner()}-", dir=root))
     try:
         try:
             members = pooch.retrieve(
@@ -307,6 +316,77 @@ def download(name: str) -> Path:
         return target
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+
+
+def _owner() -> str:
+    """``<pid>.<host hash>``: who made a download folder (host: the cache may be shared)."""
+    host = hashlib.sha256(socket.gethostname().encode()).hexdigest()[:8]
+    return f"{os.getpid()}.{host}"
+
+
+# Older versions wrote ".<name>-download-<random>" (no owner): only their age counts.
+_STAGING = re.compile(r"\.(?P<name>\w+)-download-(?:(?P<pid>\d+)\.(?P<host>[0-9a-f]{8})-)?.+")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)  # signal 0: only checks that the process exists
+    except (ProcessLookupError, OverflowError):
+        return False
+    except OSError:  # e.g. owned by another user: it exists, or we cannot tell
+        pass
+    return True
+
+
+def _is_stale(folder: Path, match: re.Match, now: float) -> bool:
+    pid, host = match["pid"], match["host"]
+    if pid is not None and host == _owner().split(".")[1] and not _alive(int(pid)):
+        return True  # its process is gone: nobody will finish or remove it
+    # A live process (or one on another host) may still be downloading, which keeps some
+    # file's mtime fresh: only STALE_AFTER seconds without a write (or a recycled pid)
+    # make the folder abandoned.
+    times = [folder.lstat().st_mtime]
+    for base, dirs, files in os.walk(folder):
+        for entry in dirs + files:
+            with contextlib.suppress(OSError):  # removed meanwhile
+                times.append(os.lstat(os.path.join(base, entry)).st_mtime)
+    return now - max(times) > STALE_AFTER
+
+
+def clean_stale_downloads() -> int:
+    """Remove download folders that interrupted downloads left in the user cache.
+
+    A ``.<name>-download-*`` folder is stale when the process that made it (on this host)
+    no longer exists, or nothing in it was written for :data:`STALE_AFTER` seconds.
+    Folders of live downloads are kept, and nothing under ``$RECBIAS_DATA`` is touched.
+    One warning says how many folders were removed.
+
+    Returns
+    -------
+    int
+        The number of folders removed.
+    """
+    root, data = cache_root(), data_root()
+    if _inside(root, data) or not root.is_dir():
+        return 0
+    now, removed = time.time(), []
+    for folder in root.iterdir():
+        match = _STAGING.fullmatch(folder.name)
+        if (match is None or match["name"] not in reg.SHA256 or folder.is_symlink()
+                or not folder.is_dir() or (data is not None and _inside(data, folder))):
+            continue
+        try:
+            stale = _is_stale(folder, match, now)
+        except OSError:  # removed meanwhile by another process
+            continue
+        if stale:
+            shutil.rmtree(folder, ignore_errors=True)
+            if not folder.exists():
+                removed.append(folder.name)
+    if removed:
+        warnings.warn(f"removed {len(removed)} download folder(s) left in {root} by "
+                      f"interrupted downloads: {', '.join(sorted(removed))}", stacklevel=3)
+    return len(removed)
 
 
 def not_found_message(name: str, reason: str | None = None) -> str:

@@ -200,8 +200,10 @@ def load_movielens_100k() -> FeedbackData:
 def _read_kuairec(path: Path) -> tuple[pd.DataFrame, int]:
     """``user_id, video_id, watch_ratio`` of a KuaiRec matrix; non-finite ratios dropped.
 
-    A file that does not end with a newline was cut mid-row (an interrupted copy): that is
-    an error naming the file, never a silently dropped last row.
+    A file that does not end with a newline was cut mid-row (an interrupted copy), one with
+    only its header (or no finite ratio) holds no data, and a negative ratio (play time /
+    video length) cannot be real: each is an error naming the file, never a silently
+    dropped row or an empty dataset.
     """
     with path.open("rb") as handle:
         handle.seek(0, 2)
@@ -215,7 +217,18 @@ def _read_kuairec(path: Path) -> tuple[pd.DataFrame, int]:
                                  "watch_ratio": np.float64})
     except (ValueError, pd.errors.ParserError) as exc:
         raise ValueError(f"{path}: not a KuaiRec matrix ({type(exc).__name__}: {exc})") from exc
-    finite = np.isfinite(raw["watch_ratio"].to_numpy())
+    if raw.empty:
+        raise ValueError(f"{path}: the file has only its header and no rows (truncated copy?)")
+    ratio = raw["watch_ratio"].to_numpy()
+    finite = np.isfinite(ratio)
+    if not finite.any():
+        raise ValueError(f"{path}: no row has a finite watch_ratio (all missing or infinite)")
+    negative = np.flatnonzero(finite & (ratio < 0))
+    if len(negative):
+        raise ValueError(
+            f"{path}: column watch_ratio must be >= 0 (play time / video length), but "
+            f"{len(negative)} row(s) are negative, e.g. {ratio[negative[0]]:g} in data "
+            f"row {negative[0] + 1}")
     return raw.loc[finite], int((~finite).sum())
 
 
@@ -307,8 +320,9 @@ def load_kuairec(*, split: str = "all") -> FeedbackData:
         When a file does not match the sha256 first seen, or the downloaded archive fails
         its MD5 check.
     ValueError
-        If a file lacks the ``user_id``, ``video_id`` or ``watch_ratio`` column, or
-        ``split`` is not one of ``"all"``, ``"wang2025"``.
+        If a file lacks the ``user_id``, ``video_id`` or ``watch_ratio`` column, is cut
+        mid-row, has no data rows, holds a negative ``watch_ratio``, or ``split`` is not
+        one of ``"all"``, ``"wang2025"``.
 
     See Also
     --------

@@ -364,6 +364,49 @@ def test_kuairec_unparsable_file_names_the_file(monkeypatch, tmp_path):
     assert not (tmp_path / "cache" / "kuairec" / _files.FIRST_SEEN).exists()
 
 
+HEADER = "user_id,video_id,play_duration,video_duration,time,date,timestamp,watch_ratio\n"
+
+
+@pytest.mark.parametrize("fname", ["small_matrix.csv", "big_matrix.csv"])
+def test_kuairec_negative_watch_ratio_is_an_error(fname, monkeypatch, tmp_path):
+    folder = tmp_path / "data" / "kuairec"
+    _kuairec_files(folder)
+    monkeypatch.setenv("RECBIAS_DATA", str(tmp_path / "data"))
+    path = folder / fname
+    path.write_text(path.read_text() + "3,9,1,1,,,,-0.5\n14,9,1,1,,,,-inf\n")
+    with pytest.raises(ValueError, match=rf"{fname}: column watch_ratio must be >= 0.*"
+                                         r"1 row\(s\) are negative, e\.g\. -0\.5") as info:
+        load_kuairec()
+    assert str(path) in str(info.value)
+    assert not (tmp_path / "cache" / "kuairec" / _files.FIRST_SEEN).exists()
+
+
+def test_kuairec_nonfinite_watch_ratios_are_still_dropped(monkeypatch, tmp_path):
+    folder = tmp_path / "data" / "kuairec"
+    _kuairec_files(folder)
+    monkeypatch.setenv("RECBIAS_DATA", str(tmp_path / "data"))
+    big = folder / "big_matrix.csv"
+    big.write_text(big.read_text() + "3,60,1,1,,,,-inf\n3,60,1,1,,,,inf\n3,60,1,1,,,,nan\n")
+    data = load_kuairec()
+    assert data.info["nonfinite_dropped"] == {"full": 0, "mnar": 4}
+    pd.testing.assert_frame_equal(data.mnar, _expected_kuairec()[1])
+
+
+@pytest.mark.parametrize("fname", ["small_matrix.csv", "big_matrix.csv"])
+@pytest.mark.parametrize(("rows", "match"), [
+    ("", "the file has only its header and no rows"),
+    ("3,9,1,1,,,,nan\n14,9,1,1,,,,inf\n", "no row has a finite watch_ratio")],
+    ids=["header-only", "no-finite-ratio"])
+def test_kuairec_file_without_data_is_an_error(fname, rows, match, monkeypatch, tmp_path):
+    folder = tmp_path / "data" / "kuairec"
+    _kuairec_files(folder)
+    monkeypatch.setenv("RECBIAS_DATA", str(tmp_path / "data"))
+    (folder / fname).write_text(HEADER + rows)
+    with pytest.raises(ValueError, match=f"{fname}: {match}"):
+        load_kuairec()
+    assert not (tmp_path / "cache" / "kuairec" / _files.FIRST_SEEN).exists()
+
+
 def test_checksum_memo_sees_a_same_size_edit_with_the_mtime_restored(tmp_path):
     import os
     import time
