@@ -81,6 +81,8 @@ def ure_recall(scores, random: pd.DataFrame, *, k: int, threshold: float = 4.0,
     >>> ure_recall(scores, rand, k=2)  # tau = 0.7: item 1 counts, item 4 does not
     0.5
     """
+    if k is None:  # the estimate is of Recall@K: a cut-off is required
+        raise ValueError("k must be an integer cut-off (URE estimates Recall@k), got None")
     scores, k, rel = ranking_input(scores, random, k=k, threshold=threshold, name="random")
     z = positions(scores, rel, exclude, k)  # capped at k
     return float(recall_per_user(rel["user"].to_numpy(np.int64), z, np.array([k]))[k].mean())

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numbers
 import os
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Hashable, Iterable, Iterator, Mapping
 from typing import Any
 
 import numpy as np
@@ -96,6 +96,31 @@ def check_fractions(fractions: Any, name: str, n_parts: int | None = None) -> np
             or not np.isfinite(fr).all() or (fr <= 0).any() or not np.isclose(fr.sum(), 1.0):
         raise ValueError(f"{name} must be {parts} positive numbers summing to 1, got {fractions!r}")
     return fr
+
+
+def as_real_array(value: Any, name: str) -> np.ndarray:
+    """``value`` as a float array; text, objects, booleans and complex numbers are refused."""
+    if isinstance(value, (Mapping, str, bytes)):
+        raise ValueError(f"{name} must be a number or an array of numbers, got "
+                         f"{type(value).__name__}")
+    raw = np.asarray(value)
+    if raw.dtype == object:
+        try:
+            raw = raw.astype(float)
+        except (TypeError, ValueError):
+            raise ValueError(f"{name} must hold numbers, got {value!r:.60}") from None
+    if raw.dtype == bool or not (np.issubdtype(raw.dtype, np.integer)
+                                 or np.issubdtype(raw.dtype, np.floating)):
+        raise ValueError(f"{name} must hold real numbers, got dtype {raw.dtype}")
+    return raw.astype(float)
+
+
+def check_column_name(value: Any, name: str) -> Any:
+    """A column label: a string or another hashable scalar (not a list, frame or mapping)."""
+    if isinstance(value, (list, tuple, set, dict, np.ndarray, pd.DataFrame, pd.Series)) \
+            or not isinstance(value, Hashable):
+        raise ValueError(f"{name} must be one column name, got {type(value).__name__}")
+    return value
 
 
 def check_frame(frame: Any, name: str, columns: Iterable[str]) -> pd.DataFrame:

@@ -132,6 +132,9 @@ def ranking_metrics(scores, test: pd.DataFrame, *, k: int = 10, threshold: float
     >>> ranking_metrics(scores, test, k=2).round(3).to_dict("records")
     [{'n_relevant': 2, 'recall': 0.5, 'precision': 0.5, 'ndcg': 0.387, 'map': 0.25, 'auc': 0.25}]
     """
+    if k is None:
+        raise ValueError("k must be an integer cut-off for recall, precision, ndcg and map, "
+                         "got None")
     scores, k, rel = ranking_input(scores, test, k=k, threshold=threshold)
     z = positions(scores, rel, exclude, None if auc else k)
     users = rel["user"].to_numpy(np.int64)

@@ -306,6 +306,7 @@ def naive_bayes_propensity(mnar: pd.DataFrame, mar: pd.DataFrame, *, n_users: in
     >>> naive_bayes_propensity(mnar, mar, n_users=2, n_items=3).round(3).to_dict()
     {1.0: 0.333, 5.0: 0.667}
     """
+    n_users, n_items = check_int(n_users, "n_users"), check_int(n_items, "n_items")
     check_feedback(mnar, "mnar", n_users, n_items)
     check_feedback(mar, "mar", n_users, n_items)
     p_r_obs = mnar["rating"].value_counts(normalize=True)

@@ -14,7 +14,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from itertools import permutations
@@ -23,7 +23,8 @@ import numpy as np
 import pandas as pd
 import scipy.stats
 
-from ._validation import as_generator, check_frame, check_int, check_real
+from ._validation import (as_generator, as_real_array, check_column_name, check_frame, check_int,
+                          check_real)
 
 __all__ = ["kendall_tau", "kl_divergence", "paired_wilcoxon", "rating_distribution",
            "ranking_agreement", "reversal_pairs", "steiger_test", "user_bootstrap"]
@@ -158,7 +159,8 @@ def _paired(x: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
     if x_keyed != y_keyed:
         raise ValueError("x and y must both be dict/Series (aligned by key) or both array-like")
     if x_keyed:
-        xs, ys = pd.Series(x, dtype=float), pd.Series(y, dtype=float)
+        xs = pd.Series(as_real_array(pd.Series(x).to_numpy(), "x"), index=pd.Series(x).index)
+        ys = pd.Series(as_real_array(pd.Series(y).to_numpy(), "y"), index=pd.Series(y).index)
         for name, s in (("x", xs), ("y", ys)):
             if not s.index.is_unique:
                 raise ValueError(f"{name} has duplicate keys")
@@ -168,7 +170,7 @@ def _paired(x: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
                              f"only in y: {list(only_y)}")
         xa, ya = xs.to_numpy(), ys.reindex(xs.index).to_numpy()
     else:
-        xa, ya = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+        xa, ya = as_real_array(x, "x"), as_real_array(y, "y")
         if xa.ndim != 1 or ya.ndim != 1:
             raise ValueError("x and y must be one-dimensional")
         if xa.shape != ya.shape:
@@ -303,12 +305,12 @@ def steiger_test(r_xy: Any, r_xz: Any, r_yz: Any, n: Any) -> tuple[Any, Any]:
     """
     rs = {}
     for name, r in (("r_xy", r_xy), ("r_xz", r_xz), ("r_yz", r_yz)):
-        arr = np.asarray(r, dtype=float)
+        arr = as_real_array(r, name)
         if not np.all(np.abs(arr) <= 1):
             raise ValueError(f"{name} must lie in [-1, 1] (a correlation), got {r!r}")
         rs[name] = arr
     a, b, c = rs["r_xy"], rs["r_xz"], rs["r_yz"]
-    n_arr = np.asarray(n, dtype=float)
+    n_arr = as_real_array(n, "n")
     if not np.all(np.isfinite(n_arr)) or np.any(n_arr != np.round(n_arr)):
         raise ValueError(f"n must be a finite whole number of observations, got {n!r}")
     if not np.all(n_arr > 3):
@@ -367,7 +369,7 @@ def ranking_agreement(table: pd.DataFrame, *, truth: str) -> pd.DataFrame:
     >>> ranking_agreement(table, truth="truth").round(3).to_dict("index")
     {'x': {'tau': 0.667, 'tau_p': 0.333, 'pearson': 0.8, 'n_models': 4}}
     """
-    check_frame(table, "table", [truth])
+    check_frame(table, "table", [check_column_name(truth, "truth")])
     x_all = table[truth]
     rows = {}
     for col in table.columns:
@@ -429,7 +431,10 @@ def reversal_pairs(table: pd.DataFrame, *, overall: str, strata: Sequence[str]) 
     ...     ["a", "b", "n_reversed"]].to_dict("records")
     [{'a': 'B', 'b': 'A', 'n_reversed': 2}]
     """
-    strata = list(strata)
+    check_column_name(overall, "overall")
+    if isinstance(strata, (str, bytes)) or not isinstance(strata, Iterable):
+        raise ValueError(f"strata must be a list of column names, got {strata!r:.60}")
+    strata = [check_column_name(s, "strata") for s in strata]
     if not strata:
         raise ValueError("strata must name at least one column")
     check_frame(table, "table", [overall, *strata])

@@ -263,6 +263,8 @@ def sample_observed(data: FeedbackData, *, seed) -> pd.DataFrame:
     >>> list(log.columns), log.equals(sample_observed(world, seed=2))
     (['user', 'item', 'rating'], True)
     """
+    if not isinstance(data, FeedbackData):
+        raise ValueError(f"data must be a FeedbackData, got {type(data).__name__}")
     if data.full is None or data.propensity is None:
         raise ValueError("data must have both full and propensity (use simulate())")
     full = data.full
