@@ -194,7 +194,8 @@ def kendall_tau(x: Any, y: Any) -> tuple[float, float]:
     Returns
     -------
     (tau, p_value) : tuple of float
-        tau-b and the two-sided p-value of scipy.
+        tau-b and the two-sided p-value of scipy; both NaN when ``x`` or ``y`` is constant
+        (tau-b is undefined without at least two distinct values on each side).
 
     Raises
     ------
