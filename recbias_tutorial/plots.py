@@ -8,6 +8,7 @@ renderer that uses it.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 from collections.abc import Mapping
@@ -111,6 +112,54 @@ LAB_MIMETYPE = "application/vnd.vegalite.v5+json"
 _V5_SCHEMA = "https://vega.github.io/schema/vega-lite/v5.json"
 
 
+_COMPOSITIONS = ("layer", "hconcat", "vconcat", "concat", "spec")
+
+
+def _named_views(spec: dict, out: dict) -> dict:
+    """Every sub-specification carrying a ``name``, by that name (depth first)."""
+    if isinstance(spec.get("name"), str):
+        out.setdefault(spec["name"], spec)
+    for key in _COMPOSITIONS:
+        parts = spec.get(key)
+        for part in parts if isinstance(parts, list) else [parts]:
+            if isinstance(part, dict):
+                _named_views(part, out)
+    return out
+
+
+def _localise_params(spec: dict) -> dict:
+    """Selections defined in their views instead of at the top level with ``views``.
+
+    Altair lifts every selection to the top level and lists the views it belongs to. The
+    Vega-Lite 5.6 that JupyterLab 4 ships duplicates such a selection when its view is a line
+    with ``point=True`` (drawn as a line layer plus a point layer), and the chart fails with
+    "Duplicate signal name: ..._tuple" (vega/vega-lite#7854). A selection written inside the
+    view it belongs to, as Vega-Lite 4 and Altair 4 wrote it, draws the same chart in every
+    Vega-Lite 5 and 6. Parameters without ``views`` (top-level variables) stay where they are.
+    """
+    params = spec.get("params")
+    if not isinstance(params, list) or not any(isinstance(p, dict) and p.get("views")
+                                               for p in params):
+        return spec
+    spec = copy.deepcopy(spec)
+    views = _named_views(spec, {})
+    top = []
+    for param in spec["params"]:
+        names = param.get("views") if isinstance(param, dict) else None
+        targets = [views[n] for n in names or () if n in views]
+        if not targets:  # nothing to move it into: leave it as Altair wrote it
+            top.append(param)
+            continue
+        local = {k: v for k, v in param.items() if k != "views"}
+        for view in targets:
+            view.setdefault("params", []).append(copy.deepcopy(local))
+    if top:
+        spec["params"] = top
+    else:
+        del spec["params"]
+    return spec
+
+
 def lab_bundle(spec: Mapping, *, svg: bool = True) -> dict:
     """A MIME bundle JupyterLab shows offline: Vega-Lite v5 JSON and a static SVG fallback.
 
@@ -151,7 +200,7 @@ def lab_bundle(spec: Mapping, *, svg: bool = True) -> dict:
     """
     if not isinstance(spec, Mapping):
         raise ValueError(f"spec must be a mapping (a Vega-Lite spec), got {type(spec).__name__}")
-    v5 = {**spec, "$schema": _V5_SCHEMA}
+    v5 = {**_localise_params(dict(spec)), "$schema": _V5_SCHEMA}
     bundle = {LAB_MIMETYPE: v5, "text/plain": "<Vega-Lite chart>"}
     if svg:
         import vl_convert as vlc

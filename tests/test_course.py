@@ -88,3 +88,19 @@ def test_jupytext_round_trip_leaves_each_page_byte_identical(path):
     text = path.read_text(encoding="utf-8")
     assert f"jupytext_version: {jupytext.__version__}" in text
     assert jupytext.writes(jupytext.reads(text, fmt="md:myst"), fmt="md:myst") == text
+
+
+@pytest.mark.parametrize("path", CHAPTER_FILES, ids=lambda p: p.stem)
+def test_plumbing_is_folded_in_jupyterlab_as_on_the_site(path):
+    """A cell the site hides (plotting code, numbers for the prose) is folded in JupyterLab too:
+    ``source_hidden`` set, and its first line, the only one a student sees, a comment saying
+    what the cell does."""
+    import jupytext
+
+    nb = jupytext.reads(path.read_text(encoding="utf-8"), fmt="md:myst")
+    hidden = {"hide-input", "remove-input", "remove-cell"}
+    for cell in nb.cells:
+        if cell.cell_type == "code" and hidden & set(cell.metadata.get("tags", [])):
+            first = cell.source.splitlines()[0]
+            assert cell.metadata.get("jupyter", {}).get("source_hidden") is True, first
+            assert first.startswith("# ") and len(first) > 12, first

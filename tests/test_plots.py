@@ -1,0 +1,110 @@
+"""The JupyterLab chart bundle: selections moved into their views (Vega-Lite 5.6 in JupyterLab).
+
+JupyterLab 4 draws ``application/vnd.vegalite.v5+json`` with the Vega-Lite 5.6 it ships, which
+fails on Altair's top-level selections whose view is a line with ``point=True``
+("Duplicate signal name: ..._tuple"). ``plots.lab_bundle`` writes each such selection inside
+its view instead; the JupyterLab browser test checks the charts draw there, these tests check
+the rewrite itself: same chart, one definition per selection, every Vega-Lite version.
+"""
+
+from __future__ import annotations
+
+import json
+
+import altair as alt
+import pandas as pd
+import pytest
+import vl_convert as vlc
+
+from recbias_tutorial import plots
+
+DF = pd.DataFrame({"model": ["a", "a", "b", "b"] * 2, "kind": ["x", "y"] * 4,
+                   "v": [1, 2, 3, 4, 2, 3, 4, 5], "w": [1, 2, 3, 4, 4, 3, 2, 1]})
+
+
+def _sel(**kw):
+    return alt.selection_point(fields=["kind"], bind="legend", **kw)
+
+
+def facet_line():  # chapters 2, 4 and 6
+    sel = _sel()
+    return alt.Chart(DF).mark_line(point=True).encode(
+        x="v:Q", y="w:Q", color="kind:N", opacity=alt.condition(sel, alt.value(1), alt.value(.2))
+    ).add_params(sel).properties(width=100, height=100).facet(column="model:N")
+
+
+def layer_in_concat():  # chapter 3: a named selection on one layer of a concatenation
+    sel = _sel(name="tauCoat")
+    ours = alt.Chart(DF).mark_line(point=True).encode(
+        x="v:Q", y="w:Q", color="kind:N", opacity=alt.condition(sel, alt.value(1), alt.value(.2))
+    ).add_params(sel)
+    rule = alt.Chart(DF).mark_rule().encode(y="mean(w):Q")
+    return alt.hconcat(alt.layer(ours, rule), alt.Chart(DF).mark_bar().encode(x="v:Q", y="w:Q"))
+
+
+def layered_facet():  # chapter 5
+    sel = _sel()
+    lines = alt.Chart().mark_line(point=True).encode(
+        x="v:Q", y="w:Q", color="kind:N", opacity=alt.condition(sel, alt.value(1), alt.value(.2)))
+    return alt.layer(lines, alt.Chart().mark_rule().encode(y="mean(w):Q"), data=DF).add_params(
+        sel).properties(width=100, height=100).facet(column="model:N")
+
+
+def with_variable():  # a top-level variable (no views) stays at the top level
+    cut = alt.param(name="cut", value=2, bind=alt.binding_range(min=0, max=5))
+    sel = _sel()
+    return alt.Chart(DF).mark_line(point=True).encode(
+        x="v:Q", y="w:Q", color="kind:N", opacity=alt.condition(sel, alt.value(1), alt.value(.2))
+    ).add_params(sel, cut).transform_filter(alt.datum.v >= cut)
+
+
+CHARTS = [facet_line, layer_in_concat, layered_facet, with_variable]
+
+
+def _params_below_top(spec, out=None):
+    out = [] if out is None else out
+    for key in ("layer", "hconcat", "vconcat", "concat", "spec"):
+        parts = spec.get(key)
+        for part in parts if isinstance(parts, list) else [parts]:
+            if isinstance(part, dict):
+                out.extend((part.get("name"), p["name"]) for p in part.get("params", []))
+                _params_below_top(part, out)
+    return out
+
+
+@pytest.mark.parametrize("make", CHARTS, ids=lambda f: f.__name__)
+def test_selections_move_into_their_view(make):
+    spec = make().to_dict()
+    selections = {p["name"]: p["views"] for p in spec["params"] if "views" in p}
+    bundle = plots.lab_bundle(spec, svg=False)
+    lab = bundle[plots.LAB_MIMETYPE]
+    assert lab["$schema"].endswith("/v5.json")
+    assert not any("views" in p for p in lab.get("params", []))
+    placed = _params_below_top(lab)
+    for name, views in selections.items():
+        assert sorted(v for v, p in placed if p == name) == sorted(views)  # once per view
+    assert {p["name"] for p in lab.get("params", [])} == (
+        {p["name"] for p in spec["params"]} - set(selections))
+    assert spec == make().to_dict()  # the caller's spec is not modified
+
+
+@pytest.mark.parametrize("version", ["5.8", "6.4"])
+@pytest.mark.parametrize("make", CHARTS, ids=lambda f: f.__name__)
+def test_rewritten_chart_is_the_same_chart(make, version):
+    spec = make().to_dict()
+    lab = {k: v for k, v in plots.lab_bundle(spec, svg=False)[plots.LAB_MIMETYPE].items()
+           if k != "$schema"}
+    vega = vlc.vegalite_to_vega(lab, vl_version=version)
+    names = [s["name"] for s in vega.get("signals", [])]
+    assert len(names) == len(set(names))
+    tuples = [n for n in json.dumps(vega).split('"') if n.endswith("_tuple")]
+    assert tuples  # the selection is still there ...
+    assert vlc.vegalite_to_svg(lab, vl_version=version) == vlc.vegalite_to_svg(
+        spec, vl_version=version)  # ... and the drawing is unchanged
+
+
+def test_specs_without_view_selections_pass_through():
+    spec = alt.Chart(DF).mark_point().encode(x="v:Q", y="w:Q").to_dict()
+    lab = plots.lab_bundle(spec, svg=False)[plots.LAB_MIMETYPE]
+    assert {k: v for k, v in lab.items() if k != "$schema"} == {
+        k: v for k, v in spec.items() if k != "$schema"}
