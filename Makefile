@@ -48,5 +48,7 @@ lab: $(STAMP)
 clean:
 	rm -rf _build
 
+## make clean-cache: forget executed chapters and every cached fitted score matrix
 clean-cache:
 	rm -rf _build/.jupyter_cache
+	if [ -x $(BIN)/python ]; then $(BIN)/python -c "from recbias_tutorial.models import clear_fit_cache; print('removed', clear_fit_cache())"; fi

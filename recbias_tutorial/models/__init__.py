@@ -5,7 +5,9 @@
   :func:`fit_scorer` returns a :class:`~recbias_tutorial.Scorer` instead (bounded memory);
 * :func:`batch_scorer` scores many users at once for the known Cornac families;
 * :class:`AvgRating`, :class:`PosPop`, :class:`RandomScores`: baselines Cornac lacks;
-* :func:`model_zoo`: many seeded models of the Cornac families for comparing protocols.
+* :func:`model_zoo`: many seeded models of the Cornac families for comparing protocols;
+* :func:`clear_fit_cache`: empties the on-disk cache of fitted score matrices that
+  :func:`fit_scores`, :func:`iter_scores` and :func:`score_models` read before fitting.
 
 Examples
 --------
@@ -23,6 +25,7 @@ with warnings.catch_warnings():  # Cornac imports tqdm.auto, which warns when ip
     import cornac  # noqa: F401  (first import here, so the warning never reaches a page)
 
 from ._baselines import AvgRating, PosPop, RandomScores
+from ._cache import FitCacheWarning, clear_fit_cache
 from ._fit import (UNKNOWN_USER_SCORE, fit_scorer, fit_scores, iter_scores, score_models,
                    to_cornac_dataset)
 from ._scorers import BatchScorer, batch_scorer
@@ -34,9 +37,11 @@ __all__ = [
     "UNKNOWN_USER_SCORE",
     "AvgRating",
     "BatchScorer",
+    "FitCacheWarning",
     "PosPop",
     "RandomScores",
     "batch_scorer",
+    "clear_fit_cache",
     "fit_scorer",
     "fit_scores",
     "iter_scores",

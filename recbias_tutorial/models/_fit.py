@@ -12,6 +12,11 @@ the same for many models sharing one Cornac dataset.
 Scoring uses the vectorised per-family scorers of :func:`batch_scorer` when the family is
 known, else Cornac's own per-user ``score``.
 
+Fitted score matrices are cached on disk (:mod:`._cache`: keyed by the training data's
+checksum, the model's class and pre-fit state, the seed, the dtype and the code), so a second
+run of a chapter reads them instead of refitting; ``cache=False`` or ``RECBIAS_FIT_CACHE=0``
+turns that off.
+
 Progress bars are tqdm's plain text bars (``tqdm.std``), also inside notebooks: the widget
 bars of ``tqdm.auto`` need ipywidgets, which the course does not install (widget output
 would need a CDN). Chapters pass ``progress=False``.
@@ -34,6 +39,7 @@ from tqdm.std import tqdm  # text bar (see the module docstring)
 
 from .._validation import check_feedback, check_fits_in_memory, check_int, seed_int
 from ..scorer import Scorer
+from ._cache import cached_scores, data_digest, fit_cache_enabled
 from ._scorers import batch_scorer
 
 __all__ = ["UNKNOWN_USER_SCORE", "fit_scorer", "fit_scores", "iter_scores", "score_models",
@@ -250,7 +256,8 @@ def fit_scorer(model: Recommender, train: pd.DataFrame, *, n_users: int, n_items
 
     Like :func:`fit_scores`, with the same rules for users and items the model has not seen,
     but nothing is scored until the evaluation reads a block of users: the score matrix is
-    never held whole, so any catalogue size is evaluated in bounded memory. Families with a
+    never held whole, so any catalogue size is evaluated in bounded memory. Never cached
+    (the fit cache holds whole matrices; use :func:`fit_scores` for those). Families with a
     vectorised scorer (:func:`batch_scorer`) score a block with a few matrix products.
 
     Parameters
@@ -305,6 +312,7 @@ def fit_scores(
     n_items: int,
     seed: int,
     dtype: Any = np.float64,
+    cache: bool | None = None,
 ) -> np.ndarray:
     """Fit a Cornac model on ``train`` and return its dense score matrix in our ids.
 
@@ -339,6 +347,18 @@ def fit_scores(
         (see :func:`model_zoo`).
     dtype : numpy dtype, default float64
         dtype of the result (``np.float32`` halves memory but may create ties).
+    cache : bool or None, default None
+        Read and store the result in the on-disk fit cache (None: unless the environment
+        variable ``RECBIAS_FIT_CACHE`` is ``0``). An entry is keyed by the sha256 of
+        ``train`` (in row order) and the sizes, the model's class and complete pre-fit state,
+        the dataset seed, ``dtype`` and the package / Cornac / NumPy versions and model
+        code; a cached result is bit-identical to a fresh fit. On a hit ``model`` is **not**
+        fitted (pass ``cache=False`` to use the fitted model itself). Not cached: models
+        whose state does not follow from their constructor parameters (e.g. already
+        fitted), ``seed=None`` models, matrices above ``$RECBIAS_FIT_CACHE_MAX_MB`` (64).
+        Unreadable or mismatching entries are refitted with a
+        :class:`~recbias_tutorial.models.FitCacheWarning`. See
+        :func:`~recbias_tutorial.models.clear_fit_cache`.
 
     Returns
     -------
@@ -350,8 +370,8 @@ def fit_scores(
     ValueError
         If ``model`` is not a Cornac recommender, ``n_users`` / ``n_items`` are not positive
         ints, or ``train`` is invalid (see :func:`to_cornac_dataset`); if ``seed`` is
-        missing or not a non-negative int or Generator; if the model returns scores of the
-        wrong shape.
+        missing or not a non-negative int or Generator; if ``cache`` is not a bool or None;
+        if the model returns scores of the wrong shape.
 
     See Also
     --------
@@ -372,8 +392,23 @@ def fit_scores(
         raise ValueError(f"model must be a cornac.models.Recommender, got {type(model).__name__}")
     dataset = to_cornac_dataset(train, n_users=n_users, n_items=n_items, seed=seed)
     _check_dense_fits(n_users, n_items, dtype)
-    _fit(model, dataset)
-    return _dense_scores(model, dataset, int(n_users), int(n_items), dtype)
+    use_cache = fit_cache_enabled(cache)
+    digest = data_digest(train, n_users, n_items) if use_cache else ""
+    return _fit_dense(model, dataset, int(n_users), int(n_items), dtype, digest, use_cache)
+
+
+def _fit_dense(model: Recommender, dataset: cornac.data.Dataset, n_users: int, n_items: int,
+               dtype: np.dtype, digest: str, use_cache: bool) -> np.ndarray:
+    """Fit ``model`` and score it densely, through the fit cache when ``use_cache``."""
+
+    def compute() -> np.ndarray:
+        _fit(model, dataset)
+        return _dense_scores(model, dataset, n_users, n_items, dtype)
+
+    if not use_cache:
+        return compute()
+    return cached_scores(model, compute, digest=digest, seed=int(dataset.seed),
+                         shape=(n_users, n_items), dtype=dtype, cache=True)
 
 
 def iter_scores(
@@ -385,6 +420,7 @@ def iter_scores(
     seed: int,
     progress: bool = True,
     dtype: Any = np.float64,
+    cache: bool | None = None,
 ) -> Iterator[tuple[str, np.ndarray]]:
     """Fit and score models one at a time, yielding ``(name, scores)`` in mapping order.
 
@@ -406,6 +442,10 @@ def iter_scores(
         Show a text progress bar (``tqdm.std``) on stderr.
     dtype : numpy dtype, default float64
         dtype of the score matrices.
+    cache : bool or None, default None
+        Use the on-disk fit cache, model by model, as :func:`fit_scores` does (a hit is not
+        fitted). Matrices above ``$RECBIAS_FIT_CACHE_MAX_MB`` (64 MB; e.g. Yahoo! R3's
+        123 MB) are always fitted, never stored.
 
     Returns
     -------
@@ -437,13 +477,15 @@ def iter_scores(
     _check_models(models)
     dataset = to_cornac_dataset(train, n_users=n_users, n_items=n_items, seed=seed)
     _check_dense_fits(n_users, n_items, dtype)
+    use_cache = fit_cache_enabled(cache)
+    digest = data_digest(train, n_users, n_items) if use_cache else ""
 
     def generate() -> Iterator[tuple[str, np.ndarray]]:
         with tqdm(total=len(models), desc="fit + score", unit="model", disable=not progress) as bar:
             for name, model in models.items():
                 bar.set_postfix_str(str(name), refresh=False)
-                _fit(model, dataset)
-                scores = _dense_scores(model, dataset, int(n_users), int(n_items), dtype)
+                scores = _fit_dense(model, dataset, int(n_users), int(n_items), dtype, digest,
+                                    use_cache)
                 bar.update()
                 yield name, scores
 
@@ -459,6 +501,7 @@ def score_models(
     seed: int,
     progress: bool = True,
     dtype: Any = np.float64,
+    cache: bool | None = None,
 ) -> dict[str, np.ndarray]:
     """Fit every model on ``train`` and return ``{name: score matrix}``.
 
@@ -483,6 +526,8 @@ def score_models(
         Show a text progress bar (``tqdm.std``) on stderr.
     dtype : numpy dtype, default float64
         dtype of the score matrices.
+    cache : bool or None, default None
+        Use the on-disk fit cache (see :func:`fit_scores`).
 
     Returns
     -------
@@ -514,7 +559,7 @@ def score_models(
     return dict(
         iter_scores(
             models, train, n_users=n_users, n_items=n_items, seed=seed, progress=progress,
-            dtype=dtype,
+            dtype=dtype, cache=cache,
         )
     )
 
