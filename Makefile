@@ -25,11 +25,12 @@ student: $(STAMP)
 	RECBIAS_REQUIRE_STUDENT=1 $(BIN)/python -m pytest -q tests/test_student_edition.py
 
 ## make test: unit, statistical and doc tests, then the book build, then checks on the built site
-## (static checks, and every chapter page in headless Chromium: console, charts, maths, solutions)
+## (static checks, and every chapter page in headless Chromium: console, charts, maths, solutions),
+## then every chapter opened in JupyterLab and run (Run All) as a student does
 test: $(STAMP)
-	$(BIN)/python -m pytest -q --ignore=tests/test_site.py --ignore=tests/test_browser.py
+	$(BIN)/python -m pytest -q --ignore=tests/test_site.py --ignore=tests/test_browser.py --ignore=tests/test_lab.py
 	$(JB)
-	RECBIAS_REQUIRE_SITE=1 $(BIN)/python -m pytest -q tests/test_site.py tests/test_browser.py
+	RECBIAS_REQUIRE_SITE=1 $(BIN)/python -m pytest -q tests/test_site.py tests/test_browser.py tests/test_lab.py
 
 ## make bench: every benchmark figure in one run (time, peak memory, ratios to Cornac / argpartition)
 bench: $(STAMP)

@@ -212,8 +212,12 @@ def lab_bundle(spec: Mapping, *, svg: bool = True) -> dict:
     return bundle
 
 
-def lab_renderer(spec: dict, **metadata) -> dict:
+def lab_renderer(spec: dict, **metadata) -> tuple[dict, dict]:
     """An Altair renderer: the MIME bundle of :func:`lab_bundle` (JupyterLab, offline).
+
+    The output's metadata asks JupyterLab to draw the chart as SVG, like the site (its
+    default is a canvas), so that the chart is sharp at any zoom and its legend entries are
+    elements a test can click.
 
     Parameters
     ----------
@@ -224,8 +228,8 @@ def lab_renderer(spec: dict, **metadata) -> dict:
 
     Returns
     -------
-    dict
-        See :func:`lab_bundle`.
+    (bundle, metadata) : tuple of dict
+        The bundle of :func:`lab_bundle` and ``{LAB_MIMETYPE: {"embed_options": ...}}``.
 
     Raises
     ------
@@ -238,10 +242,11 @@ def lab_renderer(spec: dict, **metadata) -> dict:
 
     Examples
     --------
-    >>> sorted(lab_renderer({"mark": "point", "data": {"values": [{"x": 1}]}}))
-    ['application/vnd.vegalite.v5+json', 'image/svg+xml', 'text/plain']
+    >>> bundle, meta = lab_renderer({"mark": "point", "data": {"values": [{"x": 1}]}})
+    >>> sorted(bundle), meta[LAB_MIMETYPE]["embed_options"]["renderer"]
+    (['application/vnd.vegalite.v5+json', 'image/svg+xml', 'text/plain'], 'svg')
     """
-    return lab_bundle(spec)
+    return lab_bundle(spec), {LAB_MIMETYPE: {"embed_options": {"renderer": "svg"}}}
 
 
 def long_tail(counts: Mapping[str, np.ndarray]) -> alt.Chart:

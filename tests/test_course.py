@@ -67,8 +67,9 @@ def test_setup_picks_the_offline_renderer_in_the_book(monkeypatch):
     monkeypatch.delenv("RECBIAS_CHARTS")
     assert course.setup() == course.LAB_RENDERER
     chart = alt.Chart(alt.Data(values=[{"x": 1, "y": 2}])).mark_point().encode(x="x:Q", y="y:Q")
-    bundle = alt.renderers.get()(chart.to_dict())
+    bundle, metadata = alt.renderers.get()(chart.to_dict())
     assert bundle["application/vnd.vegalite.v5+json"]["$schema"].endswith("/v5.json")
+    assert metadata["application/vnd.vegalite.v5+json"]["embed_options"]["renderer"] == "svg"
     assert bundle["image/svg+xml"].lstrip().startswith("<svg")
 
 

@@ -70,10 +70,13 @@ def test_the_site_build_restores_solution_prose_and_code(path):
 def test_student_edition_has_the_exercises_and_no_solution(path):
     full = path.read_text()
     text = solutions.strip_solutions(full)
-    for needle in ("{solution-start}", "{solution-end}", "{raw-cell}", '"solution"', "source_hidden"):
+    for needle in ("{solution-start}", "{solution-end}", "{raw-cell}", '"solution"'):
         assert needle not in text
     assert text.count("{exercise}") == full.count("{exercise}")
     notebook = jupytext.reads(text, fmt="md:myst")
+    # what stays folded is plumbing the site hides too, never a solution
+    assert all("hide-input" in c.metadata.get("tags", []) for c in notebook.cells
+               if c.metadata.get("jupyter", {}).get("source_hidden"))
     assert not any("solution" in c.metadata.get("tags", []) for c in notebook.cells)
     # every code cell of the main text survives, unchanged
     code = [c.source for c in jupytext.read(path).cells if c.cell_type == "code"]

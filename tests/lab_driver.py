@@ -1,0 +1,172 @@
+"""Drive JupyterLab in headless Chromium as a student does: open a chapter, Run All, read it.
+
+Used by ``tests/test_lab.py`` (every chapter, once) and ``benchmarks/bench_lab.py`` (Run All
+times, first and after a kernel restart). One JupyterLab server serves a copy of ``book/``;
+the ``.md`` chapters open as notebooks through jupytext, as with ``make lab``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from contextlib import contextmanager
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+TOKEN = "recbias"
+CHAPTERS = sorted(p.name for p in (ROOT / "book").glob("ch0*.md"))
+RAW_MYST = ("{eval}", "{glue", "{cite", "{exercise}", "{solution-start}", "{prf:", "```{")
+
+# what the page shows once a chapter has run: cells, prompts, charts, folded inputs, errors
+_FACTS = """() => {
+  const nb = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook');
+  const prompts = [...nb.querySelectorAll('.jp-CodeCell .jp-InputPrompt')].map(e => e.textContent.trim());
+  const vega = [...nb.querySelectorAll('.jp-RenderedVegaLite')];
+  return {
+    text: nb.innerText,
+    markdown: [...nb.querySelectorAll('.jp-MarkdownCell .jp-RenderedMarkdown')].map(e => e.innerText).join(String.fromCharCode(10)),
+    prompts: prompts,
+    charts: vega.length,
+    drawn: vega.filter(el => el.querySelector('svg, canvas')).length,
+    folded: [...nb.querySelectorAll('.jp-InputPlaceholder')].map(e => e.innerText.trim()),
+    outputs: [...nb.querySelectorAll('.jp-OutputArea-output')].map(e => e.innerText.slice(0, 300)),
+  };
+}"""
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextmanager
+def lab_server(folder: Path):
+    """A JupyterLab on localhost serving a copy of ``book/`` in ``folder``; yields its URL."""
+    shutil.copytree(ROOT / "book", folder / "book", ignore=shutil.ignore_patterns("_build"))
+    settings = folder / "settings" / "@jupyterlab"
+    (settings / "notebook-extension").mkdir(parents=True, exist_ok=True)
+    # every cell rendered (no windowing), so that the page's text is the whole notebook
+    (settings / "notebook-extension" / "tracker.jupyterlab-settings").write_text(
+        '{"windowingMode": "none"}')
+    (settings / "docmanager-extension").mkdir(parents=True, exist_ok=True)
+    (settings / "docmanager-extension" / "plugin.jupyterlab-settings").write_text(
+        '{"defaultViewers": {"markdown": "Jupytext Notebook", "myst": "Jupytext Notebook"}}')
+    env = {k: v for k, v in os.environ.items() if k != "RECBIAS_CHARTS"}  # as a student runs it
+    env.update(JUPYTERLAB_SETTINGS_DIR=str(folder / "settings"),
+               JUPYTERLAB_WORKSPACES_DIR=str(folder / "workspaces"))
+    port = _free_port()
+    args = [sys.executable, "-m", "jupyter", "lab", "--no-browser", f"--port={port}",
+            "--ServerApp.ip=127.0.0.1", f"--IdentityProvider.token={TOKEN}",
+            f"--ServerApp.root_dir={folder / 'book'}"]
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        args.append("--allow-root")
+    log = open(folder / "lab.log", "w")
+    server = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, env=env)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(240):
+            try:
+                urllib.request.urlopen(f"{url}/api/status?token={TOKEN}", timeout=1)
+                break
+            except OSError:
+                time.sleep(0.5)
+        yield url
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+        log.close()
+
+
+def _menu(page, menu: str, item: str) -> None:
+    page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(f"^{menu}$")).click()
+    page.locator(".lm-Menu-itemLabel", has_text=re.compile(f"^{re.escape(item)}")).first.click()
+
+
+def _wait_until_run(page, timeout_s: float) -> None:
+    """Until every code cell has a number and the kernel is idle (a failing cell stops Run All:
+    the cells after it keep an empty prompt and this times out)."""
+    page.wait_for_function(
+        """() => {
+          const nb = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook');
+          // a folded cell shows no prompt: it counts as run once no prompt is pending
+          const p = [...nb.querySelectorAll('.jp-CodeCell')].map(c => {
+            const t = (c.querySelector('.jp-InputPrompt') || {textContent: ''}).textContent;
+            return /\\[\\d+\\]/.test(t) || (!!c.querySelector('.jp-InputPlaceholder') && !t.includes('*'));
+          });
+          const idle = document.querySelector(
+            '.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook-ExecutionIndicator[data-status="idle"]')
+            || document.querySelector('.jp-Notebook-ExecutionIndicator[data-status="idle"]');
+          return p.length > 0 && p.every(Boolean) && idle;
+        }""", timeout=timeout_s * 1000, polling=500)
+
+
+def open_chapter(page, url: str, name: str) -> None:
+    """Open one chapter alone: a workspace of its own (no tab restored from a previous one)."""
+    workspace = re.sub(r"\W", "-", name)
+    page.goto(f"{url}/lab/workspaces/{workspace}/tree/{name}?token={TOKEN}&reset", wait_until="load")
+    page.wait_for_selector(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-MarkdownCell", timeout=90_000)
+    page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=90_000)
+
+
+def run_all(page, *, restart: bool = False, timeout_s: float = 600) -> float:
+    """Run All (or Restart Kernel and Run All); the wall time until every cell has run."""
+    start = time.perf_counter()
+    if restart:
+        _menu(page, "Kernel", "Restart Kernel and Run All Cells")
+        page.locator(".jp-Dialog-button.jp-mod-accept").click()
+        page.wait_for_timeout(1500)  # the old prompts are cleared first
+    else:
+        _menu(page, "Run", "Run All Cells")
+    _wait_until_run(page, timeout_s)
+    page.wait_for_timeout(1500)  # charts draw after their output arrives
+    return time.perf_counter() - start
+
+
+def shutdown_kernels(url: str) -> None:
+    """Stop every kernel of the server (a chapter's kernel keeps its memory until then)."""
+    import json
+
+    with urllib.request.urlopen(f"{url}/api/kernels?token={TOKEN}", timeout=10) as r:
+        kernels = json.load(r)
+    for kernel in kernels:
+        req = urllib.request.Request(f"{url}/api/kernels/{kernel['id']}?token={TOKEN}",
+                                     method="DELETE")
+        urllib.request.urlopen(req, timeout=30).close()
+
+
+def facts(page) -> dict:
+    return page.evaluate(_FACTS)
+
+
+def save(page) -> None:
+    page.keyboard.press("Control+s")
+    page.wait_for_timeout(2000)
+
+
+def legend_click_changes_a_chart(page) -> bool:
+    """Click the first legend entry of each chart; True if some chart's marks change opacity
+    (a legend-bound selection works)."""
+    return page.evaluate("""async () => {
+      const sig = el => [...el.querySelectorAll('.mark-symbol path, .mark-line path, .mark-rule line, .mark-rect path')]
+        .map(p => [p.getAttribute('opacity'), p.getAttribute('fill-opacity'), p.getAttribute('stroke-opacity')].join()).join('|');
+      for (const chart of document.querySelectorAll('.jp-RenderedVegaLite')) {
+        const entry = chart.querySelector('.role-legend-symbol path, .role-legend-label text');
+        if (!entry) continue;
+        const before = sig(chart);
+        const box = entry.getBoundingClientRect();
+        for (const type of ['pointerdown', 'mousedown', 'pointerup', 'mouseup', 'click']) {
+          entry.dispatchEvent(new MouseEvent(type, {bubbles: true, clientX: box.x + box.width / 2,
+                                                    clientY: box.y + box.height / 2}));
+        }
+        await new Promise(r => setTimeout(r, 400));
+        if (sig(chart) !== before) return true;
+      }
+      return false;
+    }""")
