@@ -45,6 +45,7 @@ import numpy as np
 import pandas as pd
 
 from .._validation import check_choice, check_feedback, check_frame, check_int, check_k
+from ._cache import cached_table
 from . import _jadidinejad2021_protocol as _proto
 from ._jadidinejad2021_zoo import (agreement, evaluate_zoo, holdout_evaluator, rank_relevant,
                                    steiger)
@@ -310,7 +311,7 @@ def protocol_values(data: Any, *, seeds: Sequence[int], sizes: Sequence[int] = A
                     sweep: Iterable[int] = (), zoos: Sequence[str] = ("authors",),
                     course_zoo: Mapping[str, Any] | None = None,
                     families: Sequence[str] = AUTHORS_FAMILIES,
-                    progress: bool = False) -> pd.DataFrame:
+                    progress: bool = False, cache: bool | None = None) -> pd.DataFrame:
     """Every value the two protocols and the steps between them need, over seeded splits.
 
     For each seed: the authors' split (:func:`authors_split`), both kinds of propensities,
@@ -343,6 +344,10 @@ def protocol_values(data: Any, *, seeds: Sequence[int], sizes: Sequence[int] = A
         Families of the authors' zoo to fit (a subset of :data:`AUTHORS_FAMILIES`).
     progress : bool
         Text progress bars.
+    cache : bool, optional
+        Read the result back from the on-disk cache when the same data, arguments and
+        package code were computed before, and store it otherwise (the fitted-score cache's
+        folder and switch: None follows ``RECBIAS_FIT_CACHE``, default on).
 
     Returns
     -------
@@ -350,7 +355,8 @@ def protocol_values(data: Any, *, seeds: Sequence[int], sizes: Sequence[int] = A
         Columns ``seed`` (-1 for the separate truth), ``zoo``, ``truth``, ``model``,
         ``candidates``, ``propensity``, ``strata``, ``weights``, ``n_strata``, ``k``,
         ``estimator``, ``value``. ``attrs["seconds"]`` holds the wall time of the truth and
-        of each seed.
+        of each seed in the run that computed it; ``attrs["cached"]`` whether this call read
+        it from the cache.
 
     Raises
     ------
@@ -387,9 +393,11 @@ def protocol_values(data: Any, *, seeds: Sequence[int], sizes: Sequence[int] = A
     families = tuple(check_choice(f, "families", AUTHORS_FAMILIES) for f in families)
     if not families:
         raise ValueError("families must not be empty")
-    return _proto.protocol_values(data, seeds=seeds, sizes=sizes, ks=ks, n_strata=n_strata,
-                                  sweep=sweep, zoos=zoos, course_zoo=dict(course_zoo or {}),
-                                  families=families, progress=progress)
+    arguments = dict(seeds=seeds, sizes=sizes, ks=ks, n_strata=n_strata, sweep=sweep,
+                     zoos=zoos, course_zoo=dict(course_zoo or {}), families=families)
+    return cached_table("jadidinejad2021.protocol_values", data, arguments,
+                        lambda: _proto.protocol_values(data, progress=progress, **arguments),
+                        cache=cache)
 
 
 def protocol_taus(values: pd.DataFrame, *, protocol: str | Mapping[str, Any] = "authors",
