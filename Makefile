@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 JB     := $(BIN)/jupyter-book build . -W -n --keep-going
 
-.PHONY: book student test pytest site-test lab bench clean clean-cache
+.PHONY: book student test pytest site-test lab bench clean clean-cache homework grade
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -32,12 +32,25 @@ test: $(STAMP)
 	$(JB)
 	RECBIAS_REQUIRE_SITE=1 $(BIN)/python -m pytest -q tests/test_site.py tests/test_browser.py tests/test_lab.py
 
+## make homework: the problem sets of homework/ for otter-grader, in _build/homework: student/<set>/
+## (notebook + public checks), autograder/<set>.zip (all tests) and solutions/<set>.ipynb
+homework: $(STAMP)
+	$(BIN)/python homework/otterhw.py build _build/homework
+
+## make grade SUBMISSIONS=<dir>: grade every notebook under <dir> offline (no Docker); writes
+## _build/homework/grades/<dir name>/grades.csv and feedback/<student>__<set>.txt
+grade: $(STAMP)
+	@test -n "$(SUBMISSIONS)" || { echo "usage: make grade SUBMISSIONS=<folder of notebooks>"; exit 2; }
+	test -f _build/homework/autograder/hw01_missing_data.zip || $(BIN)/python homework/otterhw.py build _build/homework
+	$(BIN)/python homework/otterhw.py grade "$(SUBMISSIONS)" --homework _build/homework
+
 ## make bench: every benchmark figure in one run (time, peak memory, ratios to Cornac / argpartition)
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_ranking.py
 	$(BIN)/python benchmarks/bench_exact_ranks.py
 	$(BIN)/python benchmarks/bench_scale.py
 	$(BIN)/python benchmarks/bench_jadidinejad.py
+	$(BIN)/python benchmarks/bench_homework.py
 
 ## make lab: open the chapters as notebooks in JupyterLab (jupytext is the default viewer)
 LAB_SETTINGS := $(VENV)/share/jupyter/lab/settings

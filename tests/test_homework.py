@@ -1,0 +1,178 @@
+"""The problem sets of homework/ built and graded with otter-grader, offline.
+
+Each set: the reference solution scores full marks, a blank student notebook scores 0 without
+crashing the grader, typical wrong answers lose exactly their question's points, the student
+version leaks no solution and no hidden test. On the first set: a cell that raises, a cell
+that reads or overwrites the grader's files, and grading twice giving the same CSV.
+About 10 s per set (three notebooks graded in one kernel each).
+"""
+
+from __future__ import annotations
+
+import csv
+import importlib.util
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+if importlib.util.find_spec("otter") is None:
+    if os.environ.get("RECBIAS_REQUIRE_DATA"):
+        raise RuntimeError("otter-grader is not installed: pip install -e '.[homework]'")
+    pytest.skip("otter-grader is not installed (pip install -e '.[homework]')",
+                allow_module_level=True)
+
+_spec = importlib.util.spec_from_file_location("otterhw", ROOT / "homework" / "otterhw.py")
+otterhw = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(otterhw)
+
+SETS = [p.stem for p in otterhw.problem_sets()]
+
+# Typical wrong answers: (question, text in the reference answer cell, replacement). Every
+# edit of a set goes into one notebook; each must cost exactly its own question's points.
+WRONG = {
+    "hw01_missing_data": [
+        ("q2", 'rb.kl_divergence(coat.mnar["rating"], coat.mar["rating"])',
+         'rb.kl_divergence(coat.mar["rating"], coat.mnar["rating"])'),  # KL the wrong way
+        ("q3", 'rb.aoa(scores["MostPop"], test, k=10, exclude=train)',
+         'rb.aoa(scores["MostPop"], test, k=10)'),  # training pairs not excluded
+        ("q5", 'aoa_bias_pop = "overestimates"', 'aoa_bias_pop = "underestimates"'),
+    ],
+}
+
+
+def _edit(nb: dict, old: str, new: str) -> None:
+    for cell in nb["cells"]:
+        src = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+        if cell["cell_type"] == "code" and old in src:
+            cell["source"] = src.replace(old, new)
+            return
+    raise AssertionError(f"{old!r} is not in the reference notebook")
+
+
+def _write(nb: dict, path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(nb))
+    return path
+
+
+def _grades(csv_path: Path) -> dict[tuple[str, str], float]:
+    with open(csv_path) as f:
+        return {(r["student"], r["question"]): float(r["points"]) for r in csv.DictReader(f)}
+
+
+@pytest.fixture(scope="session")
+def built(tmp_path_factory):
+    out = tmp_path_factory.mktemp("homework")
+    return out, otterhw.build(out)
+
+
+@pytest.fixture(scope="session")
+def graded(built, tmp_path_factory):
+    """Reference, blank and wrong-answer notebooks of every set, graded once."""
+    out, sets = built
+    subs = tmp_path_factory.mktemp("submissions")
+    for name, paths in sets.items():
+        ref = json.loads(paths["solution"].read_text())
+        _write(ref, subs / "reference" / f"{name}.ipynb")
+        _write(json.loads(paths["student"].read_text()), subs / "blank" / f"{name}.ipynb")
+        wrong = json.loads(paths["solution"].read_text())
+        for _, old, new in WRONG.get(name, []):
+            _edit(wrong, old, new)
+        _write(wrong, subs / "wrong" / f"{name}.ipynb")
+    csv_path = otterhw.grade(subs, tmp_path_factory.mktemp("grades"), out)
+    rows = list(csv.DictReader(open(csv_path)))
+    return rows, csv_path.parent
+
+
+def _by(rows, student, name):
+    return {r["question"]: (float(r["points"]), float(r["possible"])) for r in rows
+            if r["student"] == student and r["set"] == name}
+
+
+@pytest.mark.parametrize("name", SETS)
+def test_reference_full_marks_blank_zero(graded, name):
+    rows, _ = graded
+    ref, blank = _by(rows, "reference", name), _by(rows, "blank", name)
+    assert 4 <= len(ref) <= 8
+    assert all(p == poss > 0 for p, poss in ref.values()), ref
+    assert blank.keys() == ref.keys() and all(p == 0 for p, _ in blank.values()), blank
+
+
+@pytest.mark.parametrize("name", SETS)
+def test_wrong_answers_lose_exactly_their_points(graded, name):
+    rows, _ = graded
+    wrong_qs = {q for q, _, _ in WRONG[name]}
+    assert len(wrong_qs) >= 2
+    got = _by(rows, "wrong", name)
+    for q, (p, poss) in got.items():
+        assert p == (0 if q in wrong_qs else poss), (q, got)
+
+
+def test_feedback_files(graded):
+    _, out = graded
+    text = (out / "feedback" / f"wrong__{SETS[0]}.txt").read_text()
+    assert "not correct (hidden check)" in text and "correct" in text
+    assert "assert" not in text and "# HIDDEN" not in text  # no hidden test code
+
+
+@pytest.mark.parametrize("name", SETS)
+def test_student_version_has_no_solution_and_no_hidden_test(built, name):
+    out, sets = built
+    student = sets[name]["student"].parent
+    source = ROOT / "homework" / f"{name}.md"
+    assert otterhw.solution_lines(source) and otterhw.hidden_test_lines(source)
+    assert otterhw.leaks(student, source) == []
+    for path in student.rglob("*"):
+        if path.is_file():
+            text = path.read_text()
+            assert "# HIDDEN" not in text and "'hidden': True" not in text, path
+            assert "# SOLUTION" not in text and "BEGIN SOLUTION" not in text, path
+
+
+def test_error_cell_and_tampering_graded_per_question(built, tmp_path):
+    """A raising cell costs its question only; reading or overwriting the hidden tests gives 0
+    for that question (the cell never runs, so the other questions are graded honestly)."""
+    out, sets = built
+    name = SETS[0]
+    nb = json.loads(sets[name]["solution"].read_text())
+    _edit(nb, 'share_mnar = float(', 'share_mnar = 1 / 0 + float(')  # q1 raises
+    _edit(nb, 'kl_mnar_mar = rb.kl_divergence(', 'open("tests/q2.py", "w").write('
+          '"OK_FORMAT = True\\ntest = {\'name\': \'q2\', \'points\': 1, \'suites\': []}")\n'
+          'kl_mnar_mar = rb.kl_divergence(')  # q2 overwrites its hidden test
+    _edit(nb, 'aoa_bias_pop = "overestimates"', 'import os\nprint(os.listdir("tests"))\n'
+          'aoa_bias_pop = "overestimates"')  # q5 reads the grader's folder
+    sub = tmp_path / "subs"
+    _write(nb, sub / f"mallory_{name}.ipynb")
+    got = _grades(otterhw.grade(sub, tmp_path / "grades", out))
+    zero = {"q1", "q2", "q5"}
+    ref = _by(list(csv.DictReader(open(tmp_path / "grades" / "grades.csv"))), "mallory", name)
+    for (student, q), p in got.items():
+        assert p == (0 if q in zero else ref[q][1]), (q, p)
+    feedback = (tmp_path / "grades" / "feedback" / f"mallory__{name}.txt").read_text()
+    assert "removed" in feedback
+
+
+def test_screen_flags_grader_access_and_passes_answers():
+    bad = ['open("tests/q1.py").read()', "import os", "import otter", "!cat tests/q1.py",
+           "grader.results = 1", "x = ().__class__", 'eval("1")', 'p = "tests/q1.py"',
+           "from pathlib import Path"]
+    for src in bad:
+        assert otterhw.screen_cell(src), src
+    good = ['x = rb.aoa(s, test, k=10, exclude=train)', 'grader.check("q1")',
+            'table = pd.DataFrame({"a": [1]}).T', 'y = "overestimates"']
+    for src in good:
+        assert otterhw.screen_cell(src) is None, src
+
+
+def test_grading_twice_gives_the_same_csv(built, graded, tmp_path):
+    out, sets = built
+    name = SETS[0]
+    sub = tmp_path / "subs"
+    _write(json.loads(sets[name]["solution"].read_text()), sub / f"ref_{name}.ipynb")
+    first = otterhw.grade(sub, tmp_path / "a", out).read_bytes()
+    second = otterhw.grade(sub, tmp_path / "b", out).read_bytes()
+    assert first == second
