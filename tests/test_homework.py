@@ -41,6 +41,21 @@ WRONG = {
          'rb.aoa(scores["MostPop"], test, k=10)'),  # training pairs not excluded
         ("q5", 'aoa_bias_pop = "overestimates"', 'aoa_bias_pop = "underestimates"'),
     ],
+    "hw02_ips_snips": [
+        ("q1", 'float(selection_exponent(test, coat.mar, train=train, n_items=coat.n_items)["gamma"])',
+         'fit_popularity_exponent(train, coat.n_items)'),  # the wrong gamma (count distribution)
+        ("q2", "rb.snips(mostpop, test, p, k=10, exclude=train)",
+         "rb.aoa(mostpop, test, k=10, exclude=train)"),  # AOA where SNIPS was asked
+        ("q4", "rb.ips(personalised, world.mnar, world.propensity,",
+         "rb.ips(personalised, world.mnar, "
+         "rb.popularity_propensity(world.mnar, world.n_items, gamma=1.0),"),  # relative P in IPS
+    ],
+    "hw05_ure": [
+        ("q1", "rb.ure_recall(scores, random_test, k=10, exclude=train)",
+         "rb.recall_at_kbar(scores, random_test, k_bar=10)"),  # Recall@K-bar where URE was asked
+        ("q2", "k=10, exclude=train)  # SOLUTION\ntrue10", "k=10)  # SOLUTION\ntrue10"),
+        # ^ training pairs not excluded
+    ],
 }
 
 
