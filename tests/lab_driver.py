@@ -64,6 +64,7 @@ def lab_server(folder: Path):
     port = _free_port()
     args = [sys.executable, "-m", "jupyter", "lab", "--no-browser", f"--port={port}",
             "--ServerApp.ip=127.0.0.1", f"--IdentityProvider.token={TOKEN}",
+            "--LabApp.expose_app_in_browser=True",  # to open a file with a given viewer
             f"--ServerApp.root_dir={folder / 'book'}"]
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         args.append("--allow-root")
@@ -108,11 +109,27 @@ def _wait_until_run(page, timeout_s: float) -> None:
 
 
 def open_chapter(page, url: str, name: str) -> None:
-    """Open one chapter alone: a workspace of its own (no tab restored from a previous one)."""
+    """Open one chapter alone, as a notebook (the jupytext viewer ``make lab`` makes the
+    default; named here, since a file opened before the settings load gets the text editor),
+    in a workspace of its own (no tab restored from a previous chapter)."""
     workspace = re.sub(r"\W", "-", name)
-    page.goto(f"{url}/lab/workspaces/{workspace}/tree/{name}?token={TOKEN}&reset", wait_until="load")
-    page.wait_for_selector(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-MarkdownCell", timeout=90_000)
-    page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=90_000)
+    page.goto(f"{url}/lab/workspaces/{workspace}?token={TOKEN}&reset", wait_until="load")
+    page.wait_for_function("() => window.jupyterapp && window.jupyterapp.commands"
+                           " && window.jupyterapp.commands.hasCommand('docmanager:open')",
+                           timeout=90_000)
+    page.wait_for_timeout(1000)
+    page.evaluate("""name => window.jupyterapp.commands.execute(
+        'docmanager:open', {path: name, factory: 'Jupytext Notebook'})""", name)
+    try:
+        page.wait_for_selector(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-MarkdownCell",
+                               timeout=90_000)
+        page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']",
+                               timeout=90_000)
+    except Exception:  # say what the page shows instead (a dialog, an error)
+        shot = Path(os.environ.get("TMPDIR", "/tmp")) / f"lab-{workspace}.png"
+        page.screenshot(path=str(shot))
+        raise AssertionError(f"{name} did not open in JupyterLab; the page: {shot}; its text: "
+                             f"{page.evaluate('() => document.body.innerText')[:500]!r}") from None
 
 
 def run_all(page, *, restart: bool = False, timeout_s: float = 600) -> float:
