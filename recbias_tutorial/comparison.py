@@ -134,7 +134,8 @@ def _authors_propensity(train: pd.DataFrame, n_items: int) -> np.ndarray:
 
 def compare_methods(world: FeedbackData, *, models: Mapping, seed, n_redraws: int = 20,
                     k: int = 10, gammas=(0.0, 1.0, 2.0), sizes=(0.2, 0.5), n_strata: int = 2,
-                    clip_quantile: float = 0.05, item_power: float = 2.0) -> pd.DataFrame:
+                    clip_quantile: float = 0.05, item_power: float = 2.0,
+                    cache: bool | None = None) -> pd.DataFrame:
     r"""Bias, spread and RMSE of every evaluation method on a world with full ground truth.
 
     See the module docstring for the protocol and the methods. The models are ranked once
@@ -170,6 +171,11 @@ def compare_methods(world: FeedbackData, *, models: Mapping, seed, n_redraws: in
         Clipped SNIPS floors the propensities at this quantile, in (0, 1).
     item_power : float, default 2.0
         Exponent of the item weight of WTD and WTD_H.
+    cache : bool, optional
+        With an integer ``seed`` and array models, read the table back from the on-disk
+        result cache when the same world, score matrices, arguments and package code were
+        compared before, and store it otherwise (the fitted-score cache's folder and switch:
+        None follows ``RECBIAS_FIT_CACHE``, default on; ``attrs["cached"]`` says which).
 
     Returns
     -------
@@ -228,7 +234,26 @@ def compare_methods(world: FeedbackData, *, models: Mapping, seed, n_redraws: in
     clip_quantile = check_real(clip_quantile, "clip_quantile", low=0.0, high=1.0,
                                low_open=True, high_open=True)
     item_power = check_real(item_power, "item_power", low=0.0)
+    from ._result_cache import arrays_key, cached_table, fit_cache_enabled
 
+    args = dict(n_redraws=n_redraws, whole=whole, k=k, gammas=gammas, sizes=sizes,
+                n_strata=n_strata, clip_quantile=clip_quantile, item_power=item_power)
+    if not (isinstance(seed, (int, np.integer))
+            and all(isinstance(v, np.ndarray) for v in models.values())):
+        # a Generator's state or a Scorer has no stable key: compute
+        fit_cache_enabled(cache)  # still refuse a bad ``cache``
+        table = _compare(world, models, rng, **args)
+        table.attrs["cached"] = False
+        return table
+    key = dict(args, seed=int(seed), models=arrays_key(models))
+    return cached_table("comparison.compare_methods", world, key,
+                        lambda: _compare(world, models, rng, **args), cache=cache)
+
+
+def _compare(world: FeedbackData, models: dict, rng: np.random.Generator, *, n_redraws: int,
+             whole: bool, k: int, gammas: tuple, sizes: tuple, n_strata: int,
+             clip_quantile: float, item_power: float) -> pd.DataFrame:
+    """:func:`compare_methods` on validated arguments."""
     s = _setup(world, models, k)
     n_bar = s.n_random
     k_bar = max(1, round(k * n_bar / float(s.candidate.sum(axis=1).mean())))

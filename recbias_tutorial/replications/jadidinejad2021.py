@@ -45,7 +45,7 @@ import numpy as np
 import pandas as pd
 
 from .._validation import check_choice, check_feedback, check_frame, check_int, check_k
-from ._cache import cached_table
+from .._result_cache import cached_table
 from . import _jadidinejad2021_protocol as _proto
 from ._jadidinejad2021_zoo import (agreement, evaluate_zoo, holdout_evaluator, rank_relevant,
                                    steiger)

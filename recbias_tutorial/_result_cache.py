@@ -1,4 +1,4 @@
-"""On-disk cache of whole replication results (small tables), beside the fitted-score cache.
+"""On-disk cache of whole results (small tables) of long protocols, beside the fitted scores.
 
 A replication's result is a pure function of its data, its arguments and the package's code,
 so a second run of a chapter (or of the book build) reads it back instead of recomputing
@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..models._cache import FitCacheWarning, data_digest, fit_cache_dir, fit_cache_enabled
+from .models._cache import FitCacheWarning, data_digest, fit_cache_dir, fit_cache_enabled
 
 
 @functools.lru_cache(maxsize=1)
@@ -41,23 +41,36 @@ def _environment() -> str:
     """Versions and a fingerprint of every source file of the package."""
     import cornac
 
-    from .. import __version__
+    from . import __version__
 
     h = hashlib.sha256("|".join([__version__, pd.__version__, np.__version__,
                                  cornac.__version__]).encode())
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parent
     for path in sorted(root.rglob("*.py")):
         h.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
     return h.hexdigest()
 
 
+def _array_key(value: Any) -> str:
+    a = np.ascontiguousarray(value)
+    return f"{a.dtype.str}{a.shape}:" + hashlib.sha256(a.data).hexdigest()
+
+
 def _data_key(data: Any) -> str:
+    """The data's frames, arrays (e.g. a world's true propensity) and id-space sizes."""
     parts = [f"{data.n_users}x{data.n_items};{data.threshold!r}"]
     for name in ("mnar", "mar", "full"):
         frame = getattr(data, name, None)
         parts.append(name + ":" + ("-" if frame is None else
                                    data_digest(frame, data.n_users, data.n_items)))
+    propensity = getattr(data, "propensity", None)
+    parts.append("propensity:" + ("-" if propensity is None else _array_key(propensity)))
     return "|".join(parts)
+
+
+def arrays_key(arrays: Any) -> str:
+    """A key for a mapping of name -> array (e.g. score matrices), in its order."""
+    return ";".join(f"{name}={_array_key(a)}" for name, a in arrays.items())
 
 
 def _table_hash(table: pd.DataFrame) -> str:

@@ -1,4 +1,4 @@
-"""The on-disk cache of whole replication results (jadidinejad2021.protocol_values)."""
+"""The on-disk result cache of long protocols (jadidinejad2021.protocol_values, compare_methods)."""
 
 from __future__ import annotations
 
@@ -88,3 +88,61 @@ def test_off_writes_nothing(store, world, monkeypatch):
 def test_bad_cache_argument(world):
     with pytest.raises(ValueError, match="cache"):
         jadidinejad2021.protocol_values(world, cache="yes", **ARGS)
+
+
+# --- comparison.compare_methods: the same cache, keyed by the world and the score matrices
+def _compare_inputs():
+    import numpy as np
+
+    import recbias_tutorial as rb
+
+    world = rb.simulate(80, 60, seed=0, mean_ratings_per_user=8, n_mar_items=10)
+    pop = np.bincount(world.mnar["item"], minlength=60).astype(float)
+    return world, {"pop": np.tile(pop, (80, 1)), "oracle": world.propensity.copy()}
+
+
+def test_compare_methods_reads_back_the_same_table(store):
+    from recbias_tutorial.comparison import compare_methods
+
+    world, models = _compare_inputs()
+    first = compare_methods(world, models=models, seed=1, n_redraws=3, cache=True)
+    second = compare_methods(world, models=models, seed=1, n_redraws=3, cache=True)
+    assert (first.attrs["cached"], second.attrs["cached"]) == (False, True)
+    pd.testing.assert_frame_equal(first, second)
+    fresh = compare_methods(world, models=models, seed=1, n_redraws=3, cache=False)
+    pd.testing.assert_frame_equal(first, fresh)
+
+
+@pytest.mark.parametrize("change", ["scores", "seed", "redraws", "world"])
+def test_compare_methods_recomputes_on_any_change(store, change):
+    import recbias_tutorial as rb
+    from recbias_tutorial.comparison import compare_methods
+
+    world, models = _compare_inputs()
+    compare_methods(world, models=models, seed=1, n_redraws=3, cache=True)
+    kw = dict(models=models, seed=1, n_redraws=3)
+    if change == "scores":
+        kw["models"] = {**models, "pop": models["pop"] + 1e-9 * (models["pop"] > 0)}
+    elif change == "seed":
+        kw["seed"] = 2
+    elif change == "redraws":
+        kw["n_redraws"] = 4
+    else:
+        world = rb.simulate(80, 60, seed=1, mean_ratings_per_user=8, n_mar_items=10)
+        kw["models"]["oracle"] = world.propensity.copy()
+    assert compare_methods(world, cache=True, **kw).attrs["cached"] is False
+
+
+def test_compare_methods_with_a_generator_is_not_cached(store):
+    import numpy as np
+
+    from recbias_tutorial.comparison import compare_methods
+
+    world, models = _compare_inputs()
+    for _ in range(2):
+        table = compare_methods(world, models=models, seed=np.random.default_rng(1),
+                                n_redraws=3, cache=True)
+        assert table.attrs["cached"] is False
+    assert not store.exists()
+    with pytest.raises(ValueError, match="cache"):
+        compare_methods(world, models=models, seed=np.random.default_rng(1), cache="yes")
