@@ -50,6 +50,13 @@ WRONG = {
          "rb.ips(personalised, world.mnar, "
          "rb.popularity_propensity(world.mnar, world.n_items, gamma=1.0),"),  # relative P in IPS
     ],
+    "hw03_intervened_test_sets": [
+        ("q1", 'rb.kl_divergence(split.gt["rating"], split.heldout["rating"], base=2)',
+         'rb.kl_divergence(split.heldout["rating"], split.gt["rating"], base=2)'),  # KL reversed
+        ("q2", 'strategy="wtd", size=SIZE, train=split.train, mar=split.weights,',
+         'strategy="wtd", size=SIZE, train=split.train, mar=split.gt,'),  # weights from D_gt
+        ("q5", 'wtd_at_full_size = "equal"', 'wtd_at_full_size = "lower"'),
+    ],
     "hw05_ure": [
         ("q1", "rb.ure_recall(scores, random_test, k=10, exclude=train)",
          "rb.recall_at_kbar(scores, random_test, k_bar=10)"),  # Recall@K-bar where URE was asked
