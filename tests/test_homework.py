@@ -57,6 +57,15 @@ WRONG = {
          'strategy="wtd", size=SIZE, train=split.train, mar=split.gt,'),  # weights from D_gt
         ("q5", 'wtd_at_full_size = "equal"', 'wtd_at_full_size = "lower"'),
     ],
+    "hw04_simpsons_paradox": [
+        ("q3", 'reversal = tuple(found.loc[found["margin"] > 0, ["a", "b"]].iloc[0])',
+         'reversal = tuple(found.loc[found["margin"] > 0, ["b", "a"]].iloc[0])'),  # pair swapped
+        ("q5", 'float((t1b.loc[m, ["Q1", "Q2"]] * shares).sum())',
+         'float(t1b.loc[m, ["Q1", "Q2"]].mean())'),  # strata not weighted by their shares
+        ("q6", "strat_table = rb.stratified(personalised, test, world.propensity, n_strata=2, k=10, "
+         "exclude=train)", "strat_table = pd.DataFrame({'stratum': ['combined'], 'value': "
+         "[rb.aoa(personalised, test, k=10, exclude=train)]})"),  # holdout where stratified asked
+    ],
     "hw05_ure": [
         ("q1", "rb.ure_recall(scores, random_test, k=10, exclude=train)",
          "rb.recall_at_kbar(scores, random_test, k_bar=10)"),  # Recall@K-bar where URE was asked
