@@ -72,6 +72,14 @@ WRONG = {
         ("q2", "k=10, exclude=train)  # SOLUTION\ntrue10", "k=10)  # SOLUTION\ntrue10"),
         # ^ training pairs not excluded
     ],
+    "hw06_which_evaluation": [
+        ("q1", 'recall = summary[summary["metric"] == "recall"].set_index("method")',
+         'recall = summary[summary["metric"] == "ndcg"].set_index("method")'),  # nDCG, not recall
+        ("q2", 'by_rmse = summary[summary["metric"] == "recall"].sort_values("rmse")',
+         'by_rmse = summary[summary["metric"] == "recall"].sort_values("abs_bias")'),
+        # ^ the least biased method instead of the most accurate one
+        ("q3", 'aoa_error_is = "bias"', 'aoa_error_is = "spread"'),
+    ],
 }
 
 
