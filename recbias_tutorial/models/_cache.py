@@ -100,7 +100,7 @@ def clear_fit_cache() -> Path:
     Returns
     -------
     pathlib.Path
-        The folder that was removed (see :func:`fit_cache_dir`); it need not have existed.
+        The folder that was removed (``fit_cache_dir()``); it need not have existed.
 
     Examples
     --------
