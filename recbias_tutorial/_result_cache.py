@@ -33,7 +33,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .models._cache import FitCacheWarning, data_digest, fit_cache_dir, fit_cache_enabled
+from .models._cache import (FitCacheWarning, _array_sha, data_digest, fit_cache_dir,
+                            fit_cache_enabled)
 
 
 @functools.lru_cache(maxsize=1)
@@ -52,8 +53,8 @@ def _environment() -> str:
 
 
 def _array_key(value: Any) -> str:
-    a = np.ascontiguousarray(value)
-    return f"{a.dtype.str}{a.shape}:" + hashlib.sha256(a.data).hexdigest()
+    a = np.asarray(value)
+    return f"{a.dtype.str}{a.shape}:" + _array_sha(a)
 
 
 def _data_key(data: Any) -> str:
@@ -113,14 +114,16 @@ def _store(path: Path, key: str, table: pd.DataFrame) -> None:
             os.unlink(tmp)
 
 
-def cached_table(function: str, data: Any, arguments: dict, compute: Callable[[], pd.DataFrame],
-                 *, cache: bool | None) -> pd.DataFrame:
+def cached_table(function: str, data: Any, arguments: dict | None,
+                 compute: Callable[[], pd.DataFrame], *, cache: bool | None) -> pd.DataFrame:
     """``compute()``, or its stored result for the same data, arguments and code.
 
-    ``attrs["cached"]`` of the returned table says which (the stored table keeps the
-    ``attrs`` of the run that computed it, e.g. its wall times).
+    ``arguments=None`` means the call has no stable key (e.g. a Generator's state): it is
+    computed, never stored. ``attrs["cached"]`` of the returned table says whether it was
+    read back (the stored table keeps the ``attrs`` of the run that computed it, e.g. its
+    wall times).
     """
-    if not fit_cache_enabled(cache):
+    if not fit_cache_enabled(cache) or arguments is None:
         table = compute()
         table.attrs["cached"] = False
         return table

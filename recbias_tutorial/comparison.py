@@ -234,18 +234,13 @@ def compare_methods(world: FeedbackData, *, models: Mapping, seed, n_redraws: in
     clip_quantile = check_real(clip_quantile, "clip_quantile", low=0.0, high=1.0,
                                low_open=True, high_open=True)
     item_power = check_real(item_power, "item_power", low=0.0)
-    from ._result_cache import arrays_key, cached_table, fit_cache_enabled
+    from ._result_cache import arrays_key, cached_table
 
     args = dict(n_redraws=n_redraws, whole=whole, k=k, gammas=gammas, sizes=sizes,
                 n_strata=n_strata, clip_quantile=clip_quantile, item_power=item_power)
-    if not (isinstance(seed, (int, np.integer))
-            and all(isinstance(v, np.ndarray) for v in models.values())):
-        # a Generator's state or a Scorer has no stable key: compute
-        fit_cache_enabled(cache)  # still refuse a bad ``cache``
-        table = _compare(world, models, rng, **args)
-        table.attrs["cached"] = False
-        return table
-    key = dict(args, seed=int(seed), models=arrays_key(models))
+    keyed = (isinstance(seed, (int, np.integer))  # a Generator's state or a Scorer: no stable key
+             and all(isinstance(v, np.ndarray) for v in models.values()))
+    key = dict(args, seed=int(seed), models=arrays_key(models)) if keyed else None
     return cached_table("comparison.compare_methods", world, key,
                         lambda: _compare(world, models, rng, **args), cache=cache)
 

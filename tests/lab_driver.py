@@ -23,15 +23,13 @@ TOKEN = "recbias"
 CHAPTERS = sorted(p.name for p in (ROOT / "book").glob("ch0*.md"))
 RAW_MYST = ("{eval}", "{glue", "{cite", "{exercise}", "{solution-start}", "{prf:", "```{")
 
-# what the page shows once a chapter has run: cells, prompts, charts, folded inputs, errors
+# what the page shows once a chapter has run: text, charts, folded inputs, outputs
 _FACTS = """() => {
   const nb = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook');
-  const prompts = [...nb.querySelectorAll('.jp-CodeCell .jp-InputPrompt')].map(e => e.textContent.trim());
   const vega = [...nb.querySelectorAll('.jp-RenderedVegaLite')];
   return {
     text: nb.innerText,
     markdown: [...nb.querySelectorAll('.jp-MarkdownCell .jp-RenderedMarkdown')].map(e => e.innerText).join(String.fromCharCode(10)),
-    prompts: prompts,
     charts: vega.length,
     drawn: vega.filter(el => el.querySelector('svg, canvas')).length,
     folded: [...nb.querySelectorAll('.jp-InputPlaceholder')].map(e => e.innerText.trim()),
