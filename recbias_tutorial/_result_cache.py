@@ -80,8 +80,46 @@ def _table_hash(table: pd.DataFrame) -> str:
     return h.hexdigest()
 
 
-def _load(path: Path, key: str) -> pd.DataFrame | None:
-    """The stored table, or None if absent; raises ValueError if unreadable or mismatching."""
+def _payload_hash(payload: dict) -> str:
+    """One hash over named tables and numeric arrays (what an entry may hold)."""
+    h = hashlib.sha256()
+    for name in sorted(payload):
+        value = payload[name]
+        part = _table_hash(value) if isinstance(value, pd.DataFrame) else _array_key(value)
+        h.update(f"{name}={part};".encode())
+    return h.hexdigest()
+
+
+def _storable(payload: Any) -> bool:
+    return isinstance(payload, dict) and all(
+        isinstance(v, pd.DataFrame) or (isinstance(v, np.ndarray) and v.dtype.kind in "biuf")
+        for v in payload.values())
+
+
+def argument_key(value: Any) -> str | None:
+    """A faithful text key of an argument value, or None if it has none.
+
+    Numbers, strings, None and (nested) tuples, lists and dicts of them are written out
+    with ``repr`` (never truncated); numeric arrays by dtype, shape and sha256. Anything else
+    (a Generator, a model object, an array of objects) has no stable key.
+    """
+    if value is None or isinstance(value, (bool, int, float, str, np.integer, np.floating)):
+        return repr(value.item() if isinstance(value, np.generic) else value)
+    if isinstance(value, (tuple, list)):
+        parts = [argument_key(v) for v in value]
+        return None if None in parts else f"{type(value).__name__}({','.join(parts)})"
+    if isinstance(value, dict):
+        parts = [(argument_key(k), argument_key(v)) for k, v in value.items()]
+        if any(None in pair for pair in parts):
+            return None
+        return "dict(" + ",".join(sorted(f"{k}:{v}" for k, v in parts)) + ")"
+    if isinstance(value, np.ndarray) and value.dtype.kind in "biuf":
+        return "array:" + _array_key(value)
+    return None
+
+
+def _load(path: Path, key: str) -> dict | None:
+    """The stored payload, or None if absent; raises ValueError if unreadable or mismatching."""
     import joblib
 
     if not path.exists():
@@ -91,13 +129,13 @@ def _load(path: Path, key: str) -> pd.DataFrame | None:
     except Exception as err:  # truncated, garbage, an unpicklable class: never trusted
         raise ValueError(f"unreadable ({type(err).__name__})") from None
     if not (isinstance(entry, dict) and entry.get("key") == key
-            and isinstance(entry.get("table"), pd.DataFrame)
-            and entry.get("hash") == _table_hash(entry["table"])):
+            and _storable(entry.get("payload"))
+            and entry.get("hash") == _payload_hash(entry["payload"])):
         raise ValueError("key or hash mismatch")
-    return entry["table"]
+    return entry["payload"]
 
 
-def _store(path: Path, key: str, table: pd.DataFrame) -> None:
+def _store(path: Path, key: str, payload: dict) -> None:
     """Written whole or not at all: a temporary file in the same folder, then a rename."""
     import joblib
 
@@ -105,13 +143,47 @@ def _store(path: Path, key: str, table: pd.DataFrame) -> None:
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}-", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as f:
-            joblib.dump({"key": key, "hash": _table_hash(table), "table": table}, f)
+            joblib.dump({"key": key, "hash": _payload_hash(payload), "payload": payload}, f)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
+
+
+def cached_result(function: str, data: Any, arguments: dict | None,
+                  compute: Callable[[], dict], *, cache: bool | None) -> tuple[dict, bool]:
+    """``(compute(), False)``, or ``(its stored result, True)`` for the same key.
+
+    ``compute`` returns a dict of DataFrames and numeric arrays. ``data`` is a
+    :class:`FeedbackData` (keyed by its frames) or a ready key string. ``arguments=None``,
+    or an argument without a faithful key (:func:`argument_key`), means the call is
+    computed and never stored.
+    """
+    keys = None if arguments is None else {name: argument_key(v) for name, v in arguments.items()}
+    if not fit_cache_enabled(cache) or keys is None or None in keys.values():
+        return compute(), False
+    data_key = data if isinstance(data, str) else _data_key(data)
+    key = hashlib.sha256("|".join([function, data_key, repr(sorted(keys.items())),
+                                   _environment()]).encode()).hexdigest()
+    path = fit_cache_dir() / "results" / f"{function}-{key[:32]}.joblib"
+    try:
+        payload = _load(path, key)
+    except ValueError as why:
+        warnings.warn(f"result-cache entry {path.name} was {why}: recomputed and replaced",
+                      FitCacheWarning, stacklevel=3)
+        payload = None
+    if payload is not None:
+        return payload, True
+    payload = compute()
+    if not _storable(payload):
+        raise TypeError(f"{function}: a cached result must be a dict of tables and numeric arrays")
+    try:
+        _store(path, key, payload)
+    except OSError as err:  # an unwritable cache folder: the result is still good
+        warnings.warn(f"result cache unusable ({err}); not stored", FitCacheWarning, stacklevel=3)
+    return payload, False
 
 
 def cached_table(function: str, data: Any, arguments: dict | None,
@@ -123,27 +195,12 @@ def cached_table(function: str, data: Any, arguments: dict | None,
     read back (the stored table keeps the ``attrs`` of the run that computed it, e.g. its
     wall times).
     """
-    if not fit_cache_enabled(cache) or arguments is None:
+    def job() -> dict:
         table = compute()
-        table.attrs["cached"] = False
-        return table
-    key = hashlib.sha256("|".join([function, _data_key(data), repr(sorted(arguments.items())),
-                                   _environment()]).encode()).hexdigest()
-    path = fit_cache_dir() / "results" / f"{function}-{key[:32]}.joblib"
-    try:
-        table = _load(path, key)
-    except ValueError as why:
-        warnings.warn(f"result-cache entry {path.name} was {why}: recomputed and replaced",
-                      FitCacheWarning, stacklevel=3)
-        table = None
-    if table is not None:
-        table.attrs["cached"] = True
-        return table
-    table = compute()
-    table.attrs.pop("cached", None)
-    try:
-        _store(path, key, table)
-    except OSError as err:  # an unwritable cache folder: the result is still good
-        warnings.warn(f"result cache unusable ({err}); not stored", FitCacheWarning, stacklevel=3)
-    table.attrs["cached"] = False
+        table.attrs.pop("cached", None)
+        return {"table": table}
+
+    payload, cached = cached_result(function, data, arguments, job, cache=cache)
+    table = payload["table"]
+    table.attrs["cached"] = cached
     return table

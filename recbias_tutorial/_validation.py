@@ -235,6 +235,11 @@ def has_duplicate_pairs(users: np.ndarray, items: np.ndarray) -> bool:
     if len(users) < 2:
         return False
     width = int(items.max()) + 1
+    space = (int(users.max()) + 1) * width
+    if space <= 8 * len(users) and users.min() >= 0 and items.min() >= 0:  # a dense id space: mark each key, O(n), one byte per key
+        seen = np.zeros(space, dtype=bool)
+        seen[users * np.int64(width) + items] = True
+        return int(np.count_nonzero(seen)) != len(users)
     if int(users.max()) < np.iinfo(np.int64).max // width:  # the key u * width + i fits
         keys = users * np.int64(width) + items
         return len(np.unique(keys)) != len(keys)

@@ -434,8 +434,14 @@ def train_mf(train: pd.DataFrame, *, n_users: int, n_items: int, seed, method: s
 def fit_mf(train: pd.DataFrame, *, n_users: int, n_items: int, seed, method: str = "naive",
            propensity=None, clip: float = 0.05, threshold: float = 4.0, factors: int = 32,
            epochs: int = 20, lr: float = 0.05, reg: float = 10.0, n_negatives: int = 4,
-           batch_size: int = 4096, imputation_factors: int | None = None) -> np.ndarray:
+           batch_size: int = 4096, imputation_factors: int | None = None,
+           cache: bool | None = None) -> np.ndarray:
     """Fit a logistic MF (see :func:`train_mf`) and return its dense score matrix.
+
+    With an int ``seed``, the fitted factors are kept in the on-disk cache of fitted models
+    (see :func:`recbias_tutorial.models.clear_fit_cache`), keyed by the training data, the
+    propensities, every argument, the seed and the package's code, so that a second call
+    reads them back (a few MB even for Yahoo! R3) instead of refitting.
 
     Parameters
     ----------
@@ -445,6 +451,9 @@ def fit_mf(train: pd.DataFrame, *, n_users: int, n_items: int, seed, method: str
         As in :func:`train_mf`: the objective and its weights.
     factors, epochs, lr, reg, n_negatives, batch_size, imputation_factors
         As in :func:`train_mf`: the model's size and its optimisation.
+    cache : bool, optional
+        Use the on-disk cache (None follows ``RECBIAS_FIT_CACHE``, default on). A Generator
+        ``seed`` is never cached.
 
     Returns
     -------
@@ -469,7 +478,24 @@ def fit_mf(train: pd.DataFrame, *, n_users: int, n_items: int, seed, method: str
     ...        factors=2, epochs=3).shape
     (2, 3)
     """
-    return train_mf(train, n_users=n_users, n_items=n_items, seed=seed, method=method,
-                    propensity=propensity, clip=clip, threshold=threshold, factors=factors,
-                    epochs=epochs, lr=lr, reg=reg, n_negatives=n_negatives,
-                    batch_size=batch_size, imputation_factors=imputation_factors).scores()
+    options = dict(method=method, propensity=propensity, clip=clip, threshold=threshold,
+                   factors=factors, epochs=epochs, lr=lr, reg=reg, n_negatives=n_negatives,
+                   batch_size=batch_size, imputation_factors=imputation_factors)
+
+    def fit() -> dict:
+        res = train_mf(train, n_users=n_users, n_items=n_items, seed=seed, **options)
+        return {"user": res.user_factors, "item": res.item_factors,
+                "user_bias": res.user_bias, "item_bias": res.item_bias}
+
+    from ._result_cache import cached_result
+    from .models._cache import data_digest
+
+    keyed = isinstance(seed, (int, np.integer)) and not isinstance(seed, bool)
+    if keyed:  # the key reads the frame: check it first (train_mf checks the rest)
+        n_users, n_items = check_int(n_users, "n_users"), check_int(n_items, "n_items")
+        check_feedback(train, "train", n_users, n_items)
+    factors_, _ = cached_result(
+        "debiased_mf.fit_mf", data_digest(train, n_users, n_items) if keyed else "",
+        dict(options, seed=int(seed)) if keyed else None, fit, cache=cache)
+    return _dense(factors_["user"], factors_["item"], factors_["user_bias"],
+                  factors_["item_bias"])

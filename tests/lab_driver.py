@@ -136,12 +136,17 @@ def run_all(page, *, restart: bool = False, timeout_s: float = 600) -> float:
     if restart:
         _menu(page, "Kernel", "Restart Kernel and Run All Cells")
         page.locator(".jp-Dialog-button.jp-mod-accept").click()
-        page.wait_for_timeout(1500)  # the old prompts are cleared first
+        # the old prompts stay until the restarted kernel takes the queued cells ([*])
+        page.wait_for_function(
+            """() => [...document.querySelectorAll(
+                 '.jp-NotebookPanel:not(.lm-mod-hidden) .jp-CodeCell .jp-InputPrompt')]
+                 .some(p => p.textContent.includes('*'))""", timeout=120_000)
     else:
         _menu(page, "Run", "Run All Cells")
     _wait_until_run(page, timeout_s)
-    page.wait_for_timeout(1500)  # charts draw after their output arrives
-    return time.perf_counter() - start
+    seconds = time.perf_counter() - start
+    page.wait_for_timeout(1500)  # charts draw after their output arrives (not timed)
+    return seconds
 
 
 def shutdown_kernels(url: str) -> None:

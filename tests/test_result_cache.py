@@ -66,7 +66,8 @@ def test_damaged_entry_is_recomputed_never_used(store, world, damage):
         path.write_bytes(b"")
     else:  # a whole, readable entry whose table is not the one its hash describes
         entry = joblib.load(path)
-        entry["table"] = entry["table"].assign(value=entry["table"]["value"] + 1)
+        table = entry["payload"]["table"]
+        entry["payload"]["table"] = table.assign(value=table["value"] + 1)
         joblib.dump(entry, path)
     with pytest.warns(FitCacheWarning, match="recomputed"):
         again = jadidinejad2021.protocol_values(world, cache=True, **ARGS)
@@ -146,3 +147,154 @@ def test_compare_methods_with_a_generator_is_not_cached(store):
     assert not store.exists()
     with pytest.raises(ValueError, match="cache"):
         compare_methods(world, models=models, seed=np.random.default_rng(1), cache="yes")
+
+
+# --------------------------------------------------------------------------------------
+# the chapters' other long steps: fit_mf, run_protocol, kl_by_seed, split_user_table,
+# model_curves (each read back on a re-run, recomputed on any change, never stale)
+# --------------------------------------------------------------------------------------
+def _fail(*args, **kwargs):
+    raise AssertionError("recomputed although the cache holds the result")
+
+
+def test_fit_mf_reads_back_its_factors(store, world, monkeypatch):
+    import numpy as np
+
+    from recbias_tutorial import debiased_mf
+
+    kw = dict(n_users=world.n_users, n_items=world.n_items, epochs=3, factors=4)
+    first = debiased_mf.fit_mf(world.mnar, seed=1, cache=True, **kw)
+    plain = debiased_mf.train_mf(world.mnar, seed=1, **kw).scores()
+    np.testing.assert_array_equal(first, plain)
+    monkeypatch.setattr(debiased_mf, "train_mf", _fail)
+    np.testing.assert_array_equal(debiased_mf.fit_mf(world.mnar, seed=1, cache=True, **kw), first)
+    # any change of seed, argument, propensity or data is a new fit
+    p = np.full(world.n_items, 0.5)
+    for change in (dict(seed=2), dict(seed=1, epochs=4), dict(seed=1, method="ips", propensity=p),
+                   dict(seed=1, method="ips", propensity=p * 0.9)):
+        with pytest.raises(AssertionError, match="recomputed"):
+            debiased_mf.fit_mf(world.mnar, cache=True, **{**kw, **change})
+    with pytest.raises(AssertionError, match="recomputed"):
+        debiased_mf.fit_mf(world.mnar.iloc[1:], seed=1, cache=True, **kw)
+
+
+def test_fit_mf_with_a_generator_or_cache_off_stores_nothing(store, world):
+    import numpy as np
+
+    from recbias_tutorial.debiased_mf import fit_mf
+
+    kw = dict(n_users=world.n_users, n_items=world.n_items, epochs=2, factors=2)
+    fit_mf(world.mnar, seed=np.random.default_rng(0), cache=True, **kw)
+    fit_mf(world.mnar, seed=0, cache=False, **kw)
+    assert not store.exists()
+    with pytest.raises(ValueError, match="train"):  # checked before the key reads it
+        fit_mf(world.mnar.drop(columns="rating"), seed=0, cache=True, **kw)
+
+
+def test_run_protocol_and_kl_by_seed_read_back(store, world, monkeypatch):
+    from recbias_tutorial.models import PosPop
+    from recbias_tutorial.replications import _carraro_bridge_protocol as proto
+    from recbias_tutorial.replications import carraro_bridge
+
+    kw = dict(seeds=[0, 1], sizes=(0.5, 1.0))
+    first = carraro_bridge.run_protocol(world, {"PosPop": PosPop}, cache=True, **kw)
+    assert first.metrics.attrs["cached"] is False and first.metrics.attrs["seconds"] > 0
+    kl = carraro_bridge.kl_by_seed(world, seeds=[0, 1], cache=True)
+    monkeypatch.setattr(proto, "run_repetition", _fail)
+    second = carraro_bridge.run_protocol(world, {"PosPop": PosPop}, cache=True, **kw)
+    assert second.metrics.attrs["cached"] is True
+    assert second.metrics.attrs["seconds"] == first.metrics.attrs["seconds"]
+    for field in ("metrics", "test_sets", "ratings"):
+        pd.testing.assert_frame_equal(getattr(first, field), getattr(second, field))
+    pd.testing.assert_frame_equal(kl, carraro_bridge.kl_by_seed(world, seeds=[0, 1], cache=True))
+    assert carraro_bridge.kl_by_seed(world, seeds=[0, 1], cache=True).attrs["cached"] is True
+    # another model parameter, or a model whose state its parameters do not describe
+    with pytest.raises(AssertionError, match="recomputed"):
+        carraro_bridge.run_protocol(world, {"PosPop": lambda: PosPop(threshold=3.0)},
+                                    cache=True, **kw)
+
+    def tampered():
+        model = PosPop()
+        model.extra = 1
+        return model
+
+    with pytest.raises(AssertionError, match="recomputed"):
+        carraro_bridge.run_protocol(world, {"PosPop": tampered}, cache=True, **kw)
+
+
+def test_split_user_table_is_the_step_by_step_protocol(store, world, monkeypatch):
+    import copy
+
+    import recbias_tutorial as rb
+    import cornac
+
+    from recbias_tutorial.models import PosPop, iter_scores
+    from recbias_tutorial.replications import yang2018
+
+    models = {"MostPop": cornac.models.MostPop(), "PosPop": PosPop(threshold=4.0)}
+    gammas = {"SNIPS γ=2.0": 2.0, "other": 0.5}
+    train, held = rb.random_split(world.mnar, (0.8, 0.2), seed=3)
+    held, truth = yang2018.same_users(held, rb.drop_seen(world.mar, train))
+    protocols = yang2018.snips_protocols(held, truth, train=train, n_items=world.n_items,
+                                         gammas=gammas)
+    by_hand = yang2018.user_table(
+        iter_scores(copy.deepcopy(models), train, n_users=world.n_users, n_items=world.n_items,
+                    seed=3, progress=False),
+        protocols, exclude=train, metrics=["recall", "auc"], k=5)
+    table = yang2018.split_user_table(models, world, seed=3, gammas=gammas,
+                                      metrics=["recall", "auc"], k=5, cache=True)
+    pd.testing.assert_frame_equal(table, by_hand)
+    monkeypatch.setattr(yang2018, "user_table", _fail)
+    again = yang2018.split_user_table(models, world, seed=3, gammas=gammas,
+                                      metrics=["recall", "auc"], k=5, cache=True)
+    assert again.attrs["cached"] is True
+    pd.testing.assert_frame_equal(again, by_hand)
+    with pytest.raises(AssertionError, match="recomputed"):
+        yang2018.split_user_table(models, world, seed=3, gammas=gammas, metrics=["recall"],
+                                  k=6, cache=True)
+
+
+def test_model_curves_keyed_by_the_scores_content(store, world, monkeypatch):
+    import numpy as np
+
+    from recbias_tutorial.estimators import kbar_curves
+    from recbias_tutorial.metrics import recall_curves
+    from recbias_tutorial.replications import wang2025
+
+    rng = np.random.default_rng(0)
+    scores = {"a": rng.random((world.n_users, world.n_items)),
+              "b": rng.random((world.n_users, world.n_items))}
+    kw = dict(random_sets={"mar": world.mar}, k_bars=[1, 2], threshold=4.0, exclude=world.mnar)
+    sets = {"full": world.full, "mar": world.mar}
+    first = {name: (r, kb) for name, _, r, kb in
+             wang2025.model_curves(scores, sets, [1, 5], cache=True, **kw)}
+    for name, s in scores.items():
+        pd.testing.assert_frame_equal(first[name][0], recall_curves(
+            s, sets, [1, 5], threshold=4.0, exclude=world.mnar, per_user=True))
+        pd.testing.assert_frame_equal(first[name][1], kbar_curves(
+            s, {"mar": world.mar}, [1, 2], threshold=4.0, per_user=True))
+    monkeypatch.setattr(wang2025, "recall_curves", _fail)
+    for name, s, r, kb in wang2025.model_curves(scores, sets, [1, 5], cache=True, **kw):
+        assert s is scores[name]
+        pd.testing.assert_frame_equal(r, first[name][0])
+    changed = {"a": scores["a"].copy()}
+    changed["a"][0, 0] += 1.0
+    with pytest.raises(AssertionError, match="recomputed"):
+        list(wang2025.model_curves(changed, sets, [1, 5], cache=True, **kw))
+    with pytest.raises(AssertionError, match="recomputed"):
+        list(wang2025.model_curves(scores, {**sets, "mar": world.mar.iloc[1:]}, [1, 5],
+                                   cache=True, **kw))
+
+
+@pytest.mark.parametrize("n_users, n_items", [(5, 4), (3000, 2000)])
+def test_duplicate_pairs_found_on_dense_and_sparse_id_spaces(n_users, n_items):
+    import numpy as np
+
+    from recbias_tutorial._validation import has_duplicate_pairs
+
+    rng = np.random.default_rng(1)
+    keys = rng.choice(n_users * n_items, size=min(15, n_users * n_items), replace=False)
+    users, items = keys // n_items, keys % n_items
+    assert not has_duplicate_pairs(users, items)
+    for j in range(len(keys)):
+        assert has_duplicate_pairs(np.r_[users, users[j]], np.r_[items, items[j]])

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 import scipy.stats
 
+from .._result_cache import cached_table
 from .._validation import check_real
 from ..data import FeedbackData
 from ..sampling import STRATEGIES
@@ -36,7 +37,7 @@ PAPER_TABLE2_KL = pd.DataFrame({
 
 def kl_by_seed(data: FeedbackData, *, seeds: Sequence[int], strategies: Sequence[str] = STRATEGIES,
                 sizes: Sequence[float] | None = None, item_power: float = 2.0,
-                base: float = 2.0) -> pd.DataFrame:
+                base: float = 2.0, cache: bool | None = None) -> pd.DataFrame:
     r"""KL(D_gt || test set) of the rating values, per repetition (the paper's Table 2 direction).
 
     For each seed: the split of :func:`split_feedback`, the test sets of
@@ -59,6 +60,10 @@ def kl_by_seed(data: FeedbackData, *, seeds: Sequence[int], strategies: Sequence
         Exponent of the WTD/WTD_H item weight.
     base : float, default 2.0
         Logarithm base: 2 gives bits.
+    cache : bool, optional
+        Keep the result in the on-disk cache of fitted models and read it back on the next
+        call with the same data and arguments (None follows ``RECBIAS_FIT_CACHE``, default
+        on; see :func:`recbias_tutorial.models.clear_fit_cache`).
 
     Returns
     -------
@@ -89,6 +94,14 @@ def kl_by_seed(data: FeedbackData, *, seeds: Sequence[int], strategies: Sequence
     seeds = _check_seeds(seeds)
     base = check_real(base, "base", low=1.0, low_open=True)
     sizes = SIZES if sizes is None else sizes
+    arguments = (dict(seeds=seeds, strategies=strategies, sizes=sizes, item_power=item_power,
+                      base=base) if isinstance(data, FeedbackData) else None)
+    return cached_table("carraro_bridge.kl_by_seed", data, arguments,
+                        lambda: _kl_by_seed(data, seeds, strategies, sizes, item_power, base),
+                        cache=cache)
+
+
+def _kl_by_seed(data, seeds, strategies, sizes, item_power, base) -> pd.DataFrame:
     rows = []
     for seed in seeds:
         split = split_feedback(data, seed=seed)

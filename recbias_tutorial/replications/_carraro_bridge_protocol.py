@@ -7,6 +7,7 @@ it from there (its docstring describes the protocol).
 from __future__ import annotations
 
 import dataclasses
+import time
 from collections.abc import Callable, Mapping, Sequence
 from numbers import Real
 from typing import Any
@@ -443,8 +444,14 @@ def run_repetition(data: FeedbackData, factories: Mapping[str, ModelFactory], *,
 
 
 def run_protocol(data: FeedbackData, factories: Mapping[str, ModelFactory], *, seeds: Sequence[int],
-                 **kwargs: Any) -> Repetition:
+                 cache: bool | None = None, **kwargs: Any) -> Repetition:
     """:func:`run_repetition` for every seed, results concatenated.
+
+    The result is kept in the on-disk cache of fitted models (see
+    :func:`recbias_tutorial.models.clear_fit_cache`), keyed by the data, every argument, each
+    model's class and parameters and the package's code: a second call reads it back.
+    ``metrics.attrs["seconds"]`` is the wall time of the run that computed it and
+    ``metrics.attrs["cached"]`` whether this call read it back.
 
     Parameters
     ----------
@@ -454,6 +461,9 @@ def run_protocol(data: FeedbackData, factories: Mapping[str, ModelFactory], *, s
         Zero-argument callables returning a fresh (seeded) Cornac recommender.
     seeds : sequence of int
         Distinct seeds, one repetition each.
+    cache : bool, optional
+        Use the on-disk cache (None follows ``RECBIAS_FIT_CACHE``, default on). Models whose
+        state does not follow from their parameters are never cached.
     **kwargs
         Passed to :func:`run_repetition` (``strategies``, ``sizes``, ``item_power``, ``k``,
         ``threshold``, ``support``).
@@ -485,9 +495,26 @@ def run_protocol(data: FeedbackData, factories: Mapping[str, ModelFactory], *, s
     seeds = list(seeds)
     if not seeds or len(set(seeds)) != len(seeds):
         raise ValueError(f"seeds must be a non-empty sequence of distinct ints, got {seeds!r}")
-    reps = [run_repetition(data, factories, seed=s, **kwargs) for s in seeds]
-    return Repetition(*(pd.concat([getattr(r, f.name) for r in reps], ignore_index=True)
-                        for f in dataclasses.fields(Repetition)))
+    factories = _check_factories(factories)
+
+    def compute() -> dict:
+        start = time.perf_counter()
+        reps = [run_repetition(data, factories, seed=s, **kwargs) for s in seeds]
+        out = {f.name: pd.concat([getattr(r, f.name) for r in reps], ignore_index=True)
+               for f in dataclasses.fields(Repetition)}
+        out["metrics"].attrs["seconds"] = time.perf_counter() - start
+        return out
+
+    from .._result_cache import cached_result
+    from ..models._cache import model_token
+
+    tokens = ({name: model_token(factory()) for name, factory in factories.items()}
+              if isinstance(data, FeedbackData) else None)  # bad data: run_repetition says so
+    arguments = None if tokens is None else dict(kwargs, seeds=seeds, models=tokens)
+    frames, cached = cached_result("carraro_bridge.run_protocol", data, arguments, compute,
+                                   cache=cache)
+    frames["metrics"].attrs["cached"] = cached
+    return Repetition(**frames)
 
 
 #: The paper's names of the five test sets, keyed by :data:`recbias_tutorial.sampling.STRATEGIES`.

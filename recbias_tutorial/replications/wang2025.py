@@ -13,13 +13,16 @@ random test set. This module holds:
   validation of the debiasing method);
 * :func:`scheme_users` / :func:`scheme_table` — per model, the traditional Recall@K̄ and URE
   Recall@K on the same random data, per user and with intervals;
+* :func:`model_curves` — per model, the per-user curves of both schemes for many cut-offs,
+  cached by the score matrix's content;
 * :func:`paired_bootstrap` — differences between models over the same users, with a paired
   bootstrap interval.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -29,8 +32,8 @@ from ..estimators import kbar_curves
 from ..metrics import recall_curves
 from ..stats import user_bootstrap
 
-__all__ = ["PAPER_DATASETS", "PAPER_TABLE1", "paired_bootstrap", "paper_random_split",
-           "scheme_table", "scheme_users", "summarise_schemes"]
+__all__ = ["PAPER_DATASETS", "PAPER_TABLE1", "model_curves", "paired_bootstrap",
+           "paper_random_split", "scheme_table", "scheme_users", "summarise_schemes"]
 
 #: Table 1 of Wang et al. (WWW 2025), "The evaluation results by URE", exactly as printed.
 #: KuaiRec: traditional Recall@5̄ on D_rand, true Recall@5 on D_full, URE Recall@5 on D_rand;
@@ -158,6 +161,98 @@ def scheme_users(scores: Mapping[str, np.ndarray] | Iterable[tuple[str, np.ndarr
                                  per_user=True)[k].droplevel("set")})
         del matrix
     return pd.concat(frames, axis=1, names=["model", "scheme"])
+
+
+def model_curves(scores: Mapping[str, np.ndarray] | Iterable[tuple[str, np.ndarray]],
+                 sets: Mapping[str, pd.DataFrame], ks: Sequence[int], *,
+                 random_sets: Mapping[Any, pd.DataFrame], k_bars: Sequence[int],
+                 threshold: float, exclude: pd.DataFrame | None,
+                 cache: bool | None = None) -> Iterator[tuple[str, Any, pd.DataFrame, pd.DataFrame]]:
+    """Per model, the per-user recall curves of both schemes; cached by the scores' content.
+
+    For each model, :func:`recbias_tutorial.metrics.recall_curves` on ``sets`` (full-catalogue
+    ranking: the true Recall@K on a fully observed test set, URE on randomly exposed ones) and
+    :func:`recbias_tutorial.estimators.kbar_curves` on ``random_sets`` (the traditional
+    Recall@K̄), both per user. Each model's pair of tables is kept in the on-disk cache of
+    fitted models (see :func:`recbias_tutorial.models.clear_fit_cache`), keyed by the score
+    matrix itself (its sha256), the test sets, the cut-offs and the package's code, so a
+    chapter re-run reads the tables back instead of re-ranking every model.
+
+    Parameters
+    ----------
+    scores : mapping name -> score matrix, or iterable of ``(name, scores)``
+        The models (an iterator keeps one score matrix in memory at a time).
+    sets : mapping label -> DataFrame
+        Test sets ranked against the whole catalogue.
+    ks : sequence of int
+        Cut-offs K of ``sets``.
+    random_sets : mapping label -> DataFrame
+        Randomly exposed sets of the traditional scheme.
+    k_bars : sequence of int
+        Cut-offs K̄ of ``random_sets``.
+    threshold : float
+        An item is relevant when ``rating >= threshold``.
+    exclude : pandas.DataFrame or None
+        Pairs removed from the full-catalogue candidates (the training log).
+    cache : bool, optional
+        Use the on-disk cache (None follows ``RECBIAS_FIT_CACHE``, default on).
+
+    Yields
+    ------
+    (name, scores, recall, kbar) : tuple
+        The model's name and score matrix (as given, for further measures), ``recall =
+        recall_curves(..., per_user=True)`` (index ``(set, user)``, a column per K) and
+        ``kbar = kbar_curves(..., per_user=True)`` (index ``(set, user)``, a column per K̄).
+
+    Raises
+    ------
+    ValueError
+        On any invalid input of :func:`recbias_tutorial.metrics.recall_curves` or
+        :func:`recbias_tutorial.estimators.kbar_curves`.
+
+    See Also
+    --------
+    scheme_users : one K and one K̄, several models side by side.
+
+    Examples
+    --------
+    >>> rand = pd.DataFrame({"user": [0, 0], "item": [1, 2], "rating": [5.0, 1.0]})
+    >>> [(name, float(r.loc[("rand", 0), 1]), float(kb.loc[("rand", 0), 1]))
+    ...  for name, _, r, kb in model_curves(
+    ...      {"m": np.array([[0.1, 0.9, 0.5]])}, {"rand": rand}, [1], random_sets={"rand": rand},
+    ...      k_bars=[1], threshold=4.0, exclude=None, cache=False)]
+    [('m', 1.0, 1.0)]
+    """
+    from .._result_cache import arrays_key, cached_result
+    from ..models._cache import data_digest
+
+    def digest(frames: Any) -> str | None:
+        if not (isinstance(frames, Mapping)
+                and all(isinstance(f, pd.DataFrame) for f in frames.values())):
+            return None  # recall_curves / kbar_curves say what is wrong
+        try:
+            return ";".join(f"{label!r}={data_digest(f, 0, 0)}" for label, f in frames.items())
+        except (KeyError, TypeError, ValueError):
+            return None
+
+    exclude_key = ("-" if exclude is None else digest({"exclude": exclude}))
+    set_keys = [digest(sets), digest(random_sets), exclude_key]
+    arguments = (None if None in set_keys else
+                 dict(ks=list(np.atleast_1d(ks).tolist()), k_bars=list(np.atleast_1d(k_bars).tolist()),
+                      threshold=threshold))
+    for name, matrix in named_items(scores, "scores"):
+        def compute(matrix=matrix) -> dict:
+            return {"recall": recall_curves(matrix, sets, ks, threshold=threshold, exclude=exclude,
+                                            per_user=True),
+                    "kbar": kbar_curves(matrix, random_sets, k_bars, threshold=threshold,
+                                        per_user=True)}
+
+        keyed = arguments is not None and isinstance(matrix, np.ndarray) and matrix.dtype.kind == "f"
+        key = "|".join(set_keys + [arrays_key({"scores": matrix})]) if keyed else ""
+        tables, _ = cached_result("wang2025.model_curves", key, arguments if keyed else None,
+                                  compute, cache=cache)
+        yield name, matrix, tables["recall"], tables["kbar"]
+        del matrix
 
 
 def paired_bootstrap(per_user: pd.DataFrame, *, baseline: str, seed: int | np.random.Generator,

@@ -12,7 +12,9 @@ by their error against the truth. This module runs that comparison for any set o
 * :func:`same_users` — restrict the logged test set and the truth to the users present in both;
 * :func:`user_table` / :func:`per_model_mae` — per-user values of every protocol, and per model
   the mean absolute error of the per-user estimates against the per-user truth, the form of the
-  paper's table (:data:`PAPER_MAE_RECALL`).
+  paper's table (:data:`PAPER_MAE_RECALL`);
+* :func:`split_user_table` / :func:`mae_over_splits` — the whole protocol on a dataset (split,
+  fit, evaluate) for one split seed or several, kept in the on-disk cache.
 
 The exponent :math:`\gamma` is, in the paper, the popularity exponent of the serving policy,
 :math:`P^{\text{select}}_i \propto (n^*_i)^\gamma` (Steck 2011), "estimated from known online
@@ -24,22 +26,21 @@ sensitivity grid.
 
 from __future__ import annotations
 
-import copy
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from .._validation import (check_frame, check_int, check_mapping, check_names, check_real,
+from .._validation import (check_frame, check_mapping, check_names, check_real,
                            named_items)
-from ..data import drop_seen, random_split
 from ..estimators import user_values
 from ..propensity import popularity_propensity
 from ..stats import kendall_tau, user_bootstrap
 
 __all__ = ["GAMMAS", "PAPER_MAE_RECALL", "agreement_table", "estimate_models", "mae_over_splits",
-           "per_model_mae", "same_users", "snips_protocols", "summarise", "user_table"]
+           "per_model_mae", "same_users", "snips_protocols", "split_user_table", "summarise",
+           "user_table"]
 
 #: The sensitivity grid of the popularity exponent gamma used by the paper.
 GAMMAS: tuple[float, ...] = (1.5, 2.0, 2.5, 3.0)
@@ -431,76 +432,4 @@ def agreement_table(results: pd.DataFrame, *, truth: str = "MAR truth",
     return out.reorder_levels([1, 0], axis=1).sort_index(axis=1).reindex(order)
 
 
-def mae_over_splits(models: Mapping[str, Any], data: Any, *, seeds: Sequence[int],
-                    gammas: Sequence[float] = GAMMAS, metrics: Iterable[str] = ("recall",),
-                    k: int = 10, train_share: float = 0.8) -> pd.DataFrame:
-    """The whole Yahoo!-table protocol, once per split seed: per-model MAE for every seed.
-
-    For each seed: split the MNAR log into ``train_share`` training and the rest held out
-    (:func:`recbias_tutorial.data.random_split`), drop the training pairs from the MAR truth
-    (:func:`recbias_tutorial.data.drop_seen`), keep the users with a relevant item on both
-    sides (:func:`same_users`), fit deep copies of ``models`` on the training part (model
-    seed = split seed), and compute :func:`per_model_mae` for AOA and SNIPS at each gamma.
-
-    Parameters
-    ----------
-    models : mapping name -> unfitted Cornac-style model
-        Deep-copied for every seed (Cornac fits in place).
-    data : FeedbackData
-        A dataset with ``mnar`` and ``mar`` parts (e.g. Yahoo! R3).
-    seeds : sequence of int
-        Split (and model) seeds.
-    gammas : sequence of float, default GAMMAS
-        SNIPS exponents.
-    metrics : iterable of str, default ("recall",)
-        Gains (``recall``, ``dcg``, ``auc``).
-    k : int, default 10
-        Cut-off.
-    train_share : float, default 0.8
-        Share of the MNAR log used for training.
-
-    Returns
-    -------
-    pandas.DataFrame
-        Columns ``seed``, ``metric``, ``model``, ``AOA``, ``SNIPS γ=…`` and ``users``.
-
-    Raises
-    ------
-    ValueError
-        If ``seeds`` is empty, ``data`` has no MAR part, ``train_share`` is not in (0, 1), or
-        on any error of the steps above.
-
-    See Also
-    --------
-    per_model_mae : one seed, from a :func:`user_table`.
-
-    Examples
-    --------
-    >>> import recbias_tutorial as rb
-    >>> from recbias_tutorial.models import PosPop
-    >>> world = rb.simulate(60, 40, seed=0)
-    >>> out = mae_over_splits({"PosPop": PosPop(threshold=4.0)}, world, seeds=[0, 1])
-    >>> out["seed"].tolist(), list(out.columns[:4])
-    ([0, 1], ['seed', 'metric', 'model', 'AOA'])
-    """
-    from ..models import iter_scores  # Cornac is imported only when models are fitted
-
-    seeds = [check_int(s, "seeds", low=0) for s in seeds]
-    if not seeds:
-        raise ValueError("seeds must hold at least one seed")
-    if getattr(data, "mar", None) is None:
-        raise ValueError("data must have randomly exposed (mar) feedback as the truth")
-    train_share = check_real(train_share, "train_share", low=0.0, high=1.0, low_open=True,
-                             high_open=True)
-    frames = []
-    for seed in seeds:
-        train, held = random_split(data.mnar, (train_share, 1.0 - train_share), seed=seed)
-        held, truth = same_users(held, drop_seen(data.mar, train), threshold=data.threshold)
-        protocols = snips_protocols(held, truth, train=train, n_items=data.n_items,
-                                    gammas={f"SNIPS γ={g:.1f}": g for g in gammas})
-        scores = iter_scores(copy.deepcopy(dict(models)), train, n_users=data.n_users,
-                             n_items=data.n_items, seed=seed, progress=False)
-        table = per_model_mae(user_table(scores, protocols, exclude=train, metrics=metrics, k=k))
-        frames.append(table.reset_index().assign(seed=seed))
-    out = pd.concat(frames, ignore_index=True)
-    return out[["seed"] + [c for c in out.columns if c != "seed"]]
+from ._yang2018_splits import mae_over_splits, split_user_table  # noqa: E402  (they use the above)
