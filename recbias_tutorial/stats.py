@@ -524,8 +524,10 @@ def user_bootstrap(values, *, seed, confidence: float = 0.95,
         raise ValueError("values has a column without any value")
     filled = np.where(present, x, 0.0)
     means = np.empty((n_resamples, x.shape[1]))
+    complete = present.all(axis=0)
+    full_count = np.full(n_resamples, x.shape[0])
     for j in range(x.shape[1]):  # mean of the present values of each resample (NaN if none)
-        count = present[idx, j].sum(axis=1)
+        count = full_count if complete[j] else present[idx, j].sum(axis=1)
         np.divide(filled[idx, j].sum(axis=1), count, out=means[:, j], where=count > 0)
         means[count == 0, j] = np.nan
     alpha = (1.0 - confidence) / 2.0

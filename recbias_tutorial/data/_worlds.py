@@ -335,8 +335,12 @@ def sample_random_exposure(full: pd.DataFrame, n_items_per_user: int, *, seed,
             raise ValueError(f"users not in full (0 items < n_items_per_user={n}): "
                              f"{missing[:5].tolist()}")
     user = frame["user"].to_numpy()
-    keys = as_generator(seed).random(len(frame))
-    order = np.lexsort((keys, user))
+    keys = as_generator(seed).random(len(frame))  # multiples of 2**-53: exact as 53-bit ints
+    if len(user) and user.max() < 2**11:  # (user, key) packed in one uint64: a 3x faster sort
+        packed = (user.astype(np.uint64) << np.uint64(53)) | (keys * 2.0**53).astype(np.uint64)
+        order = np.argsort(packed, kind="stable")  # the order of lexsort((keys, user))
+    else:
+        order = np.lexsort((keys, user))
     su = user[order]
     starts = np.r_[0, np.flatnonzero(su[1:] != su[:-1]) + 1] if len(su) else np.array([], int)
     sizes = np.diff(np.r_[starts, len(su)])

@@ -263,15 +263,28 @@ def summarise(per_user: pd.DataFrame, *, seed: int | np.random.Generator,
     if per_user.duplicated(["model", "metric", "estimator", "user"]).any():
         raise ValueError("per_user has a (model, metric, estimator, user) row twice: tables of "
                          "different runs were mixed; keep one row per user and cell")
-    rows = []
-    for (model, metric, est), part in per_user.groupby(["model", "metric", "estimator"],
-                                                       sort=False):
-        if len(part) < 2:
-            raise ValueError("per_user: every cell needs at least two users to bootstrap")
-        ci = user_bootstrap(part["value"].to_numpy(), seed=seed, n_resamples=n_resamples)
-        rows.append({"model": model, "metric": metric, "estimator": est,
-                     "value": float(ci["estimate"].iloc[0]), "low": float(ci["low"].iloc[0]),
-                     "high": float(ci["high"].iloc[0]), "users": len(part)})
+    cells = list(per_user.groupby(["model", "metric", "estimator"], sort=False))
+    if any(len(part) < 2 for _, part in cells):
+        raise ValueError("per_user: every cell needs at least two users to bootstrap")
+    if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
+        # an int seed draws the same resamples for every cell of a size: one call per size,
+        # its columns resampled together, gives each cell's interval exactly
+        by_size: dict[int, list[int]] = {}
+        for j, (_, part) in enumerate(cells):
+            by_size.setdefault(len(part), []).append(j)
+        cis = [None] * len(cells)
+        for members in by_size.values():
+            matrix = np.column_stack([cells[j][1]["value"].to_numpy() for j in members])
+            ci = user_bootstrap(matrix, seed=seed, n_resamples=n_resamples)
+            for col, j in enumerate(members):
+                cis[j] = ci.iloc[[col]]
+    else:  # a Generator moves on between cells
+        cis = [user_bootstrap(part["value"].to_numpy(), seed=seed, n_resamples=n_resamples)
+               for _, part in cells]
+    rows = [{"model": model, "metric": metric, "estimator": est,
+             "value": float(ci["estimate"].iloc[0]), "low": float(ci["low"].iloc[0]),
+             "high": float(ci["high"].iloc[0]), "users": len(part)}
+            for ((model, metric, est), part), ci in zip(cells, cis)]
     return pd.DataFrame(rows, columns=["model", "metric", "estimator", "value", "low", "high",
                                        "users"])
 

@@ -196,3 +196,13 @@ def test_bad_inputs_name_the_argument(kwargs, name):
     args = dict(n_users=20, n_items=10, seed=0, mean_ratings_per_user=3) | kwargs
     with pytest.raises(ValueError, match=name):
         simulate(**args)
+
+
+@pytest.mark.parametrize("n", [1, 5, 50])
+def test_random_exposure_fast_sort_equals_lexsort(n):
+    """Small user ids take the packed-key sort, large ones lexsort: the same rows."""
+    world = simulate(300, 200, seed=n)
+    fast = sample_random_exposure(world.full, n, seed=n)
+    shifted = world.full.assign(user=world.full["user"] + 2**12)  # beyond the packed range
+    slow = sample_random_exposure(shifted, n, seed=n).assign(user=lambda d: d["user"] - 2**12)
+    pd.testing.assert_frame_equal(fast, slow)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 
 import recbias_tutorial as rb
@@ -94,3 +95,19 @@ def test_mae_over_splits_repeats_the_protocol_per_seed(small_world):
     assert out.loc[0, "SNIPS γ=2.0"] == pytest.approx(direct.loc[("recall", "PosPop"), "SNIPS γ=2.0"])
     with pytest.raises(ValueError, match="seeds"):
         yang2018.mae_over_splits(models, small_world, seeds=[])
+
+
+def test_summarise_batches_cells_exactly_as_one_call_each():
+    """An int seed: one bootstrap per cell size gives each cell's own interval, bit for bit."""
+    from recbias_tutorial.stats import user_bootstrap
+
+    rng = np.random.default_rng(0)
+    per_user = pd.DataFrame([
+        {"model": m, "metric": "recall", "estimator": e, "user": u, "value": rng.random()}
+        for m in "ab" for e in ("AOA", "S1", "S2") for u in range(60 if e != "S2" else 45)])
+    out = yang2018.summarise(per_user, seed=3, n_resamples=200)
+    for row, (_, part) in zip(out.itertuples(), per_user.groupby(
+            ["model", "metric", "estimator"], sort=False)):
+        ci = user_bootstrap(part["value"].to_numpy(), seed=3, n_resamples=200).iloc[0]
+        assert (row.value, row.low, row.high) == (ci["estimate"], ci["low"], ci["high"])
+        assert row.users == len(part)
