@@ -11,6 +11,7 @@ from recbias_tutorial.models import FitCacheWarning
 from recbias_tutorial.replications import jadidinejad2021
 
 ARGS = dict(seeds=[0], sizes=(10,), ks=(None, 5), families=("MostPop", "MF"))
+WHOLE = "jadidinejad2021.protocol_values-*.joblib"  # the whole table (each unit has its own)
 
 
 @pytest.fixture
@@ -28,7 +29,7 @@ def world():
 
 def test_second_call_reads_the_same_table(store, world):
     first = jadidinejad2021.protocol_values(world, cache=True, **ARGS)
-    assert first.attrs["cached"] is False and len(list(store.glob("*.joblib"))) == 1
+    assert first.attrs["cached"] is False and len(list(store.glob(WHOLE))) == 1
     second = jadidinejad2021.protocol_values(world, cache=True, **ARGS)
     assert second.attrs["cached"] is True
     pd.testing.assert_frame_equal(first, second)
@@ -40,7 +41,7 @@ def test_second_call_reads_the_same_table(store, world):
 def test_other_arguments_compute_afresh(store, world, change):
     jadidinejad2021.protocol_values(world, cache=True, **ARGS)
     other = jadidinejad2021.protocol_values(world, cache=True, **{**ARGS, **change})
-    assert other.attrs["cached"] is False and len(list(store.glob("*.joblib"))) == 2
+    assert other.attrs["cached"] is False and len(list(store.glob(WHOLE))) == 2
 
 
 def test_other_data_computes_afresh(store, world):
@@ -56,7 +57,7 @@ def test_damaged_entry_is_recomputed_never_used(store, world, damage):
     import joblib
 
     good = jadidinejad2021.protocol_values(world, cache=True, **ARGS)
-    (path,) = store.glob("*.joblib")
+    (path,) = store.glob(WHOLE)
     raw = path.read_bytes()
     if damage == "garbage":
         path.write_bytes(b"not a pickle" * 10)
@@ -298,3 +299,26 @@ def test_duplicate_pairs_found_on_dense_and_sparse_id_spaces(n_users, n_items):
     assert not has_duplicate_pairs(users, items)
     for j in range(len(keys)):
         assert has_duplicate_pairs(np.r_[users, users[j]], np.r_[items, items[j]])
+
+
+def test_protocol_values_units_resume_and_run_in_parallel(store, world, monkeypatch):
+    from recbias_tutorial.replications import _jadidinejad2021_protocol as proto
+
+    kw = dict(sizes=(10,), ks=(None, 5), families=("MostPop", "MF"))
+    one = jadidinejad2021.protocol_values(world, seeds=[0], cache=True, **kw)
+    assert set(one.attrs["seconds"]) == {"truth", "seed 0"}
+    computed = []
+    original = proto.unit_values
+    monkeypatch.setattr(proto, "unit_values",
+                        lambda data, unit, **a: computed.append(unit) or original(data, unit, **a))
+    two = jadidinejad2021.protocol_values(world, seeds=[0, 1], cache=True, **kw)
+    assert computed == [1]  # the truth and seed 0 were read back: only the new seed ran
+    monkeypatch.undo()
+    plain = jadidinejad2021.protocol_values(world, seeds=[0, 1], cache=False, **kw)
+    pd.testing.assert_frame_equal(two, plain, check_exact=True)
+    parallel = jadidinejad2021.protocol_values(world, seeds=[0, 1], cache=False, n_jobs=2, **kw)
+    pd.testing.assert_frame_equal(parallel, plain, check_exact=True)
+    assert set(parallel.attrs["seconds"]) == {"truth", "seed 0", "seed 1"}
+    for bad in (0, -2, 1.5, True):
+        with pytest.raises(ValueError, match="n_jobs"):
+            jadidinejad2021.protocol_values(world, seeds=[0], n_jobs=bad, **kw)

@@ -323,39 +323,60 @@ VALUE_COLUMNS = ["seed", "zoo", "truth", "model", "candidates", "propensity", "s
                  "n_strata", "k", "estimator", "value"]
 
 
-def protocol_values(data, *, seeds, sizes, ks, n_strata, sweep, zoos, course_zoo, families,
-                    progress=False):
-    """Every value both protocols and all the steps between them need, as one tidy frame."""
+def unit_values(data, unit, *, sizes, ks, n_strata, sweep, zoos, course_zoo, families,
+                progress=False, fit_cache=None) -> pd.DataFrame:
+    """The rows of one unit of work: ``unit=-1`` the separate truth, else one seed's split.
+
+    ``attrs["seconds"]`` is its wall time. Units are independent, so they can run in any
+    order or process; :func:`protocol_values` concatenates them in order.
+    """
     import time
 
     from ..models import iter_scores, model_zoo  # lazy: Cornac
 
     n_users, n_items, thr = data.n_users, data.n_items, data.threshold
     rows: list[tuple] = []
-    seconds: dict[str, float] = {}
-    if "authors" in zoos:  # open-loop truth: separate models fitted on 100% of the log
-        start = time.perf_counter()
+    start = time.perf_counter()
+    if unit == -1:  # open-loop truth: separate models fitted on 100% of the log
         for name, scores in iter_scores(authors_zoo(sizes, families), data.mnar, n_users=n_users,
-                                        n_items=n_items, seed=0, progress=progress):
+                                        n_items=n_items, seed=0, progress=progress,
+                                        cache=fit_cache):
             rows += [(-1, "authors", "separate", name, "", "", "", "", 0, k, "truth", v)
                      for k, v in truth_values(scores, data.mar, threshold=thr, ks=ks)]
-        seconds["truth"] = time.perf_counter() - start
-    for seed in seeds:
-        start = time.perf_counter()
+    else:
+        seed = unit
         train = authors_split(data.mnar, seed)[0]
         split = SplitSet(data, seed, n_strata=n_strata, sweep=sweep, ks=ks,
                          mar_same=drop_seen(data.mar, train))
         for zoo in zoos:
             models = authors_zoo(sizes, families) if zoo == "authors" else model_zoo(seed=seed, **course_zoo)
             for name, scores in iter_scores(models, split.train, n_users=n_users, n_items=n_items,
-                                            seed=seed, progress=progress):
+                                            seed=seed, progress=progress, cache=fit_cache):
                 values, truth = split.evaluate(scores)
                 rows += [(seed, zoo, "", name, *r) for r in values]
                 rows += [(seed, zoo, "same", name, "", "", "", "", 0, k, "truth", v)
                          for k, v in truth]
-        seconds[f"seed {seed}"] = time.perf_counter() - start
     out = pd.DataFrame(rows, columns=VALUE_COLUMNS)
-    out.attrs["seconds"] = seconds
+    out.attrs["seconds"] = time.perf_counter() - start
+    return out
+
+
+def protocol_values(data, *, seeds, sizes, ks, n_strata, sweep, zoos, course_zoo, families,
+                    progress=False):
+    """Every value both protocols and all the steps between them need, as one tidy frame."""
+    units = ([-1] if "authors" in zoos else []) + list(seeds)
+    parts = [unit_values(data, u, sizes=sizes, ks=ks, n_strata=n_strata, sweep=sweep, zoos=zoos,
+                         course_zoo=course_zoo, families=families, progress=progress)
+             for u in units]
+    return combine_units(units, parts)
+
+
+def combine_units(units, parts) -> pd.DataFrame:
+    """The units' rows in order, with ``attrs["seconds"]`` per unit ("truth", "seed s")."""
+    rows = [row for part in parts for row in part.itertuples(index=False, name=None)]
+    out = pd.DataFrame(rows, columns=VALUE_COLUMNS)  # as one run builds it: same dtypes
+    out.attrs["seconds"] = {("truth" if u == -1 else f"seed {u}"): part.attrs["seconds"]
+                            for u, part in zip(units, parts)}
     return out
 
 

@@ -311,7 +311,8 @@ def protocol_values(data: Any, *, seeds: Sequence[int], sizes: Sequence[int] = A
                     sweep: Iterable[int] = (), zoos: Sequence[str] = ("authors",),
                     course_zoo: Mapping[str, Any] | None = None,
                     families: Sequence[str] = AUTHORS_FAMILIES,
-                    progress: bool = False, cache: bool | None = None) -> pd.DataFrame:
+                    progress: bool = False, cache: bool | None = None,
+                    n_jobs: int = 1) -> pd.DataFrame:
     """Every value the two protocols and the steps between them need, over seeded splits.
 
     For each seed: the authors' split (:func:`authors_split`), both kinds of propensities,
@@ -347,7 +348,12 @@ def protocol_values(data: Any, *, seeds: Sequence[int], sizes: Sequence[int] = A
     cache : bool, optional
         Read the result back from the on-disk cache when the same data, arguments and
         package code were computed before, and store it otherwise (the fitted-score cache's
-        folder and switch: None follows ``RECBIAS_FIT_CACHE``, default on).
+        folder and switch: None follows ``RECBIAS_FIT_CACHE``, default on). The separate truth
+        and each seed are also stored on their own, so an interrupted run resumes where it
+        stopped and a run with more seeds computes only the new ones.
+    n_jobs : int, default 1
+        Processes running the units (the separate truth, each seed) at once, as
+        ``joblib.Parallel``: -1 uses every core. The values do not depend on it.
 
     Returns
     -------
@@ -393,11 +399,41 @@ def protocol_values(data: Any, *, seeds: Sequence[int], sizes: Sequence[int] = A
     families = tuple(check_choice(f, "families", AUTHORS_FAMILIES) for f in families)
     if not families:
         raise ValueError("families must not be empty")
+    n_jobs = check_int(n_jobs, "n_jobs", low=-1)
+    if n_jobs == 0:
+        raise ValueError("n_jobs must be a positive number of processes, or -1 for every core")
     arguments = dict(seeds=seeds, sizes=sizes, ks=ks, n_strata=n_strata, sweep=sweep,
                      zoos=zoos, course_zoo=dict(course_zoo or {}), families=families)
     return cached_table("jadidinejad2021.protocol_values", data, arguments,
-                        lambda: _proto.protocol_values(data, progress=progress, **arguments),
+                        lambda: _run_units(data, arguments, progress=progress, cache=cache,
+                                           n_jobs=n_jobs),
                         cache=cache)
+
+
+def _unit(data: Any, unit: int, arguments: dict, progress: bool, cache: bool) -> pd.DataFrame:
+    """One unit (-1: the separate truth; else a seed), read back or computed and stored."""
+    return cached_table("jadidinejad2021.unit_values", data, dict(arguments, unit=unit),
+                        lambda: _proto.unit_values(data, unit, progress=progress,
+                                                   fit_cache=cache, **arguments),
+                        cache=cache)
+
+
+def _run_units(data: Any, arguments: dict, *, progress: bool, cache: bool | None,
+               n_jobs: int) -> pd.DataFrame:
+    from ..models._cache import fit_cache_enabled
+
+    cache = fit_cache_enabled(cache)  # resolved here: worker processes see the same switch
+    seeds = arguments["seeds"]
+    shared = {name: value for name, value in arguments.items() if name != "seeds"}
+    units = ([-1] if "authors" in arguments["zoos"] else []) + list(seeds)
+    if n_jobs == 1 or len(units) == 1:
+        parts = [_unit(data, u, shared, progress, cache) for u in units]
+    else:
+        from joblib import Parallel, delayed
+
+        parts = Parallel(n_jobs=n_jobs)(delayed(_unit)(data, u, shared, progress, cache)
+                                        for u in units)
+    return _proto.combine_units(units, parts)
 
 
 def protocol_taus(values: pd.DataFrame, *, protocol: str | Mapping[str, Any] = "authors",
