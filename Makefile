@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 JB     := $(BIN)/jupyter-book build . -W -n --keep-going
 
-.PHONY: book student test pytest site-test lab bench clean clean-cache homework grade
+.PHONY: book student test pytest site-test lab bench clean clean-cache homework grade replicate
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -43,6 +43,11 @@ grade: $(STAMP)
 	@test -n "$(SUBMISSIONS)" || { echo "usage: make grade SUBMISSIONS=<folder of notebooks>"; exit 2; }
 	test -f _build/homework/autograder/hw01_missing_data.zip || $(BIN)/python homework/otterhw.py build _build/homework
 	$(BIN)/python homework/otterhw.py grade "$(SUBMISSIONS)" --homework _build/homework
+
+## make replicate: the replications at the authors' full scale (every core; resumable: run it
+## again after an interruption), stored with provenance in book/results/<paper>/
+replicate: $(STAMP)
+	$(BIN)/python scripts/replicate.py
 
 ## make bench: every benchmark figure in one run (time, peak memory, ratios to Cornac / argpartition)
 bench: $(STAMP)

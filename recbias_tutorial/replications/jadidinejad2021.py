@@ -428,11 +428,14 @@ def _run_units(data: Any, arguments: dict, *, progress: bool, cache: bool | None
     units = ([-1] if "authors" in arguments["zoos"] else []) + list(seeds)
     if n_jobs == 1 or len(units) == 1:
         parts = [_unit(data, u, shared, progress, cache) for u in units]
-    else:
+    else:  # one bar for all units (workers' own bars would interleave)
         from joblib import Parallel, delayed
+        from tqdm.std import tqdm
 
-        parts = Parallel(n_jobs=n_jobs)(delayed(_unit)(data, u, shared, progress, cache)
-                                        for u in units)
+        run = Parallel(n_jobs=n_jobs, return_as="generator")(
+            delayed(_unit)(data, u, shared, False, cache) for u in units)
+        parts = list(tqdm(run, total=len(units), unit="unit", disable=not progress,
+                          desc=f"{getattr(data, 'name', 'data')}: truth and seeds"))
     return _proto.combine_units(units, parts)
 
 
