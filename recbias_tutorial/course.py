@@ -29,7 +29,8 @@ import numpy as np
 
 from .data import FeedbackData, StandinWarning
 
-__all__ = ["LAB_RENDERER", "RENDERER", "glue", "glue_values", "setup", "standin_notice", "table"]
+__all__ = ["LAB_RENDERER", "RENDERER", "glue", "glue_values", "setup", "standin_notice",
+           "stored_results", "table"]
 
 #: Name under which :func:`setup` registers the renderer of the built site.
 RENDERER = "recbias_offline"
@@ -293,6 +294,70 @@ def standin_notice(data: FeedbackData) -> bool:
     else:
         print(f"Simulated stand-in: {message}")
     return True
+
+
+def stored_results(folder: str | os.PathLike) -> tuple[dict, dict]:
+    """The full-scale results ``make replicate`` stored for one paper, and their provenance.
+
+    Reads ``<folder>/provenance.json`` and the CSV file of each dataset it lists (strings
+    kept as strings, empty text not read as missing), and refuses results whose
+    provenance does not hold: a missing file, or data checksums that are not the package's
+    registry (``recbias_tutorial.data._registry.SHA256``).
+
+    Parameters
+    ----------
+    folder : str or path
+        E.g. ``"results/jadidinejad2021"`` from a chapter (the book's folder).
+
+    Returns
+    -------
+    (tables, provenance) : tuple of dict
+        ``{dataset: DataFrame}`` and the parsed ``provenance.json``.
+
+    Raises
+    ------
+    ValueError
+        If ``provenance.json`` or a listed file is missing or unreadable, or a dataset's
+        checksums differ from the registry's.
+
+    See Also
+    --------
+    recbias_tutorial.replications.jadidinejad2021.protocol_taus : reads such a table.
+
+    Examples
+    --------
+    >>> stored_results("no/such/folder")
+    Traceback (most recent call last):
+    ...
+    ValueError: folder no/such/folder has no provenance.json: run `make replicate`
+    """
+    import json
+    from pathlib import Path
+
+    import pandas as pd
+
+    from .data import _registry
+
+    folder = Path(folder)
+    try:
+        provenance = json.loads((folder / "provenance.json").read_text())
+    except FileNotFoundError:
+        raise ValueError(f"folder {folder} has no provenance.json: run `make replicate`") from None
+    except (OSError, ValueError) as err:
+        raise ValueError(f"{folder}/provenance.json is unreadable: {err}") from None
+    tables = {}
+    for name, record in provenance.get("datasets", {}).items():
+        expected = {f: h for f, h in _registry.SHA256.get(name, {}).items() if h}
+        if record.get("data_sha256") != expected:
+            raise ValueError(f"{folder}: the {name} results were computed on other data than "
+                             "the registry's (data_sha256 differs): run `make replicate` again")
+        path = folder / record.get("file", "")
+        if not path.is_file():
+            raise ValueError(f"{folder}: {path.name} is listed in provenance.json but missing")
+        tables[name] = pd.read_csv(path, keep_default_na=False, na_values={"value": [""]})
+    if not tables:
+        raise ValueError(f"{folder}/provenance.json lists no dataset")
+    return tables, provenance
 
 
 def _kernel() -> Any:
