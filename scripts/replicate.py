@@ -102,6 +102,9 @@ def run_jadidinejad(datasets: list[str], n_jobs: int, out: Path) -> None:
         start = time.perf_counter()
         values = jad.protocol_values(data, progress=True, n_jobs=n_jobs, **JADIDINEJAD)
         wall = time.perf_counter() - start
+        from joblib.externals.loky import get_reusable_executor
+
+        get_reusable_executor().shutdown(wait=True)  # reaped workers count in RUSAGE_CHILDREN
         rows = authors_rows(values)
         rows.to_csv(out / f"{name}.csv", index=False, float_format="%.17g")
         provenance["datasets"][name] = {
