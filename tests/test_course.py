@@ -105,3 +105,18 @@ def test_plumbing_is_folded_in_jupyterlab_as_on_the_site(path):
             first = cell.source.splitlines()[0]
             assert cell.metadata.get("jupyter", {}).get("source_hidden") is True, first
             assert first.startswith("# ") and len(first) > 12, first
+
+
+@pytest.mark.parametrize("session, svg", [("ch05_ure.md", False), ("book/ch05_ure.ipynb", True),
+                                          (None, True)])
+def test_lab_renderer_draws_the_svg_only_where_outputs_are_saved(monkeypatch, session, svg):
+    """A jupytext .md chapter saves no output: no static SVG (it costs time on every run)."""
+    from recbias_tutorial import plots
+
+    if session is None:
+        monkeypatch.delenv("JPY_SESSION_NAME", raising=False)
+    else:
+        monkeypatch.setenv("JPY_SESSION_NAME", session)
+    bundle, _ = plots.lab_renderer({"mark": "point", "data": {"values": [{"x": 1}]}})
+    assert ("image/svg+xml" in bundle) is svg
+    assert plots.LAB_MIMETYPE in bundle

@@ -21,7 +21,8 @@ a :class:`FitCacheWarning`; it is never used.
 **What is not cached.** Models whose pre-fit state does not follow from their constructor
 parameters (an already fitted model, a model changed after construction, attributes stored
 under other names), models with ``seed=None`` (a fresh fit would differ), score matrices
-larger than ``$RECBIAS_FIT_CACHE_MAX_MB`` (default 64 MB: a Coat or MovieLens-100K matrix,
+larger than ``$RECBIAS_FIT_CACHE_MAX_MB`` unless ``cache=True`` is passed explicitly
+(default 64 MB: a Coat or MovieLens-100K matrix,
 not a 123 MB Yahoo! R3 one), and anything when ``RECBIAS_FIT_CACHE=0`` or ``cache=False``.
 The whole store is trimmed to ``$RECBIAS_FIT_CACHE_LIMIT_MB`` (default 2,000 MB), least
 recently used first.
@@ -225,15 +226,19 @@ def _trim(memory) -> None:
 
 
 def cached_scores(model: Any, compute: Callable[[], np.ndarray], *, digest: str, seed: int,
-                  shape: tuple[int, int], dtype: np.dtype, cache: bool | None) -> np.ndarray:
+                  shape: tuple[int, int], dtype: np.dtype, cache: bool | None,
+                  any_size: bool = False) -> np.ndarray:
     """``compute()`` (fit + score ``model``), or its stored result for the same key.
 
     Falls back to ``compute()`` without storing when the cache is off, the matrix is larger
-    than ``$RECBIAS_FIT_CACHE_MAX_MB`` or the model cannot be keyed (:func:`model_token`).
+    than ``$RECBIAS_FIT_CACHE_MAX_MB`` (unless ``any_size``: the user passed ``cache=True``)
+    or the model cannot be keyed (:func:`model_token`).
     An unreadable or mismatching entry is refitted with a :class:`FitCacheWarning`.
     """
     dtype = np.dtype(dtype)
-    too_big = shape[0] * shape[1] * dtype.itemsize > _megabytes("RECBIAS_FIT_CACHE_MAX_MB", 64.0) * 2**20
+    too_big = (not any_size  # the caller's explicit cache=True: stored whatever its size
+               and shape[0] * shape[1] * dtype.itemsize
+               > _megabytes("RECBIAS_FIT_CACHE_MAX_MB", 64.0) * 2**20)
     if not fit_cache_enabled(cache) or too_big:
         return compute()
     token = model_token(model)  # before the fit: the fit changes the state

@@ -355,7 +355,8 @@ def fit_scores(
         code; a cached result is bit-identical to a fresh fit. On a hit ``model`` is **not**
         fitted (pass ``cache=False`` to use the fitted model itself). Not cached: models
         whose state does not follow from their constructor parameters (e.g. already
-        fitted), ``seed=None`` models, matrices above ``$RECBIAS_FIT_CACHE_MAX_MB`` (64).
+        fitted), ``seed=None`` models, matrices above ``$RECBIAS_FIT_CACHE_MAX_MB`` (64)
+        unless ``cache=True`` is passed explicitly.
         Unreadable or mismatching entries are refitted with a
         :class:`~recbias_tutorial.models.FitCacheWarning`. See
         :func:`~recbias_tutorial.models.clear_fit_cache`.
@@ -394,12 +395,15 @@ def fit_scores(
     _check_dense_fits(n_users, n_items, dtype)
     use_cache = fit_cache_enabled(cache)
     digest = data_digest(train, n_users, n_items) if use_cache else ""
-    return _fit_dense(model, dataset, int(n_users), int(n_items), dtype, digest, use_cache)
+    return _fit_dense(model, dataset, int(n_users), int(n_items), dtype, digest, use_cache,
+                      any_size=cache is True)
 
 
 def _fit_dense(model: Recommender, dataset: cornac.data.Dataset, n_users: int, n_items: int,
-               dtype: np.dtype, digest: str, use_cache: bool) -> np.ndarray:
-    """Fit ``model`` and score it densely, through the fit cache when ``use_cache``."""
+               dtype: np.dtype, digest: str, use_cache: bool, *,
+               any_size: bool = False) -> np.ndarray:
+    """Fit ``model`` and score it densely, through the fit cache when ``use_cache`` (stored
+    whatever its size when ``any_size``: the caller passed ``cache=True``)."""
 
     def compute() -> np.ndarray:
         _fit(model, dataset)
@@ -408,7 +412,7 @@ def _fit_dense(model: Recommender, dataset: cornac.data.Dataset, n_users: int, n
     if not use_cache:
         return compute()
     return cached_scores(model, compute, digest=digest, seed=int(dataset.seed),
-                         shape=(n_users, n_items), dtype=dtype, cache=True)
+                         shape=(n_users, n_items), dtype=dtype, cache=True, any_size=any_size)
 
 
 def iter_scores(
@@ -445,7 +449,7 @@ def iter_scores(
     cache : bool or None, default None
         Use the on-disk fit cache, model by model, as :func:`fit_scores` does (a hit is not
         fitted). Matrices above ``$RECBIAS_FIT_CACHE_MAX_MB`` (64 MB; e.g. Yahoo! R3's
-        123 MB) are always fitted, never stored.
+        123 MB) are stored only with an explicit ``cache=True``.
 
     Returns
     -------
@@ -485,7 +489,7 @@ def iter_scores(
             for name, model in models.items():
                 bar.set_postfix_str(str(name), refresh=False)
                 scores = _fit_dense(model, dataset, int(n_users), int(n_items), dtype, digest,
-                                    use_cache)
+                                    use_cache, any_size=cache is True)
                 bar.update()
                 yield name, scores
 

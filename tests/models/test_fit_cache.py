@@ -209,3 +209,17 @@ def test_two_processes_writing_the_same_key(world, cache_dir, tmp_path):
         assert np.array_equal(np.load(tmp_path / f"out{i}.npy"), expected)
     assert len(_entries(cache_dir)) == 1
     assert np.array_equal(_fit(cornac.models.BPR(k=4, max_iter=50, seed=0), world.mnar), expected)
+
+
+def test_an_explicit_cache_true_stores_oversize_matrices(world, cache_dir, fits, monkeypatch):
+    """The size limit guards the default; a caller who passes cache=True gets the entry."""
+    monkeypatch.setenv("RECBIAS_FIT_CACHE_MAX_MB", str(N_USERS * N_ITEMS * 8 / 2**20 / 2))
+    first = list(iter_scores({"pop": PosPop()}, world.mnar, n_users=N_USERS, n_items=N_ITEMS,
+                             seed=0, progress=False, cache=True))
+    again = list(iter_scores({"pop": PosPop()}, world.mnar, n_users=N_USERS, n_items=N_ITEMS,
+                             seed=0, progress=False, cache=True))
+    assert len(fits) == 1 and len(_entries(cache_dir)) == 1
+    np.testing.assert_array_equal(first[0][1], again[0][1])
+    list(iter_scores({"pop": PosPop()}, world.mnar, n_users=N_USERS, n_items=N_ITEMS, seed=1,
+                     progress=False))  # the default (None) keeps the limit: fitted, not stored
+    assert len(fits) == 2 and len(_entries(cache_dir)) == 1
