@@ -42,21 +42,6 @@ JADIDINEJAD = dict(seeds=(0, 1, 2, 3, 4), ks=(None, 5, 10, 20, 30, 100), n_strat
                    sizes=jad.AUTHORS_SIZES, families=jad.AUTHORS_FAMILIES, zoos=("authors",))
 
 
-def authors_rows(values: pd.DataFrame, *, n_strata: int = 2) -> pd.DataFrame:
-    """The rows of ``protocol_values`` that the authors' protocol reads, at every cut-off."""
-    ch = {choice: options[0] for choice, options in jad.CHOICES.items()}
-    v = values[values["zoo"] == ch["zoo"]]
-    est = v["estimator"]
-    truth = (est == "truth") & (v["truth"] == ch["truth"])
-    same = (est != "truth") & (v["candidates"] == ch["candidates"])
-    prop = v["propensity"] == ch["propensity"]
-    strat = prop & (v["strata"] == ch["strata"]) & (v["n_strata"] == n_strata)
-    keep = truth | (same & ((est == "holdout") | (est.isin(["ips", "snips"]) & prop)
-                            | (strat & (((est == "stratified") & (v["weights"] == ch["weights"]))
-                                        | est.str.fullmatch(r"Q\d+")))))
-    return v[keep].reset_index(drop=True)
-
-
 def model_parameters() -> dict:
     """Each model of the authors' zoo: its Cornac class and constructor parameters."""
     out = {}
@@ -105,7 +90,7 @@ def run_jadidinejad(datasets: list[str], n_jobs: int, out: Path) -> None:
         from joblib.externals.loky import get_reusable_executor
 
         get_reusable_executor().shutdown(wait=True)  # reaped workers count in RUSAGE_CHILDREN
-        rows = authors_rows(values)
+        rows = jad.protocol_rows(values, protocol="authors", n_strata=JADIDINEJAD["n_strata"])
         rows.to_csv(out / f"{name}.csv", index=False, float_format="%.17g")
         provenance["datasets"][name] = {
             "file": f"{name}.csv", "rows": len(rows),

@@ -68,7 +68,7 @@ def _data(name: str):
 
 @pytest.mark.parametrize("name", ["coat", "yahoo_r3"])
 def test_a_random_subsample_recomputes_to_1e12(name):
-    from replicate import JADIDINEJAD, authors_rows
+    from replicate import JADIDINEJAD
 
     from recbias_tutorial.replications import jadidinejad2021 as jad
 
@@ -87,7 +87,7 @@ def test_a_random_subsample_recomputes_to_1e12(name):
     data = _data(name)
     for model in models:
         family, size = where[model]
-        fresh = authors_rows(jad.protocol_values(
+        fresh = jad.protocol_rows(jad.protocol_values(
             data, seeds=[seed], sizes=(size,), families=(family,), cache=False,
             **{k: v for k, v in JADIDINEJAD.items() if k not in ("seeds", "sizes", "families")}))
         fresh = fresh[fresh["model"] == model].reset_index(drop=True)

@@ -361,16 +361,6 @@ def unit_values(data, unit, *, sizes, ks, n_strata, sweep, zoos, course_zoo, fam
     return out
 
 
-def protocol_values(data, *, seeds, sizes, ks, n_strata, sweep, zoos, course_zoo, families,
-                    progress=False):
-    """Every value both protocols and all the steps between them need, as one tidy frame."""
-    units = ([-1] if "authors" in zoos else []) + list(seeds)
-    parts = [unit_values(data, u, sizes=sizes, ks=ks, n_strata=n_strata, sweep=sweep, zoos=zoos,
-                         course_zoo=course_zoo, families=families, progress=progress)
-             for u in units]
-    return combine_units(units, parts)
-
-
 def combine_units(units, parts) -> pd.DataFrame:
     """The units' rows in order, with ``attrs["seconds"]`` per unit ("truth", "seed s")."""
     rows = [row for part in parts for row in part.itertuples(index=False, name=None)]
@@ -380,22 +370,30 @@ def combine_units(units, parts) -> pd.DataFrame:
     return out
 
 
+def protocol_mask(values: pd.DataFrame, choices: dict, n_strata: int) -> pd.Series:
+    """The rows one protocol reads, at every cut-off: its truth, holdout, IPS, SNIPS,
+    stratified value and strata ``Q1..Q{n_strata}``."""
+    est = values["estimator"]
+    zoo = values["zoo"] == choices["zoo"]
+    truth = (est == "truth") & (values["truth"] == choices["truth"])
+    same = (est != "truth") & (values["candidates"] == choices["candidates"])
+    prop = values["propensity"] == choices["propensity"]
+    strat = prop & (values["strata"] == choices["strata"]) & (values["n_strata"] == n_strata)
+    strata = est.isin([f"Q{s + 1}" for s in range(n_strata)])
+    return zoo & (truth | (same & ((est == "holdout") | (est.isin(["ips", "snips"]) & prop)
+                                   | (strat & (((est == "stratified")
+                                                & (values["weights"] == choices["weights"]))
+                                               | strata)))))
+
+
 def select(values: pd.DataFrame, choices: dict, n_strata: int) -> tuple[pd.DataFrame, pd.DataFrame]:
     """One protocol's truth (seed, model, value; seed -1 = every seed) and estimates (wide)."""
     k = -1 if choices["cutoff"] is None else int(choices["cutoff"])
-    v = values[(values["zoo"] == choices["zoo"]) & (values["k"] == k)]
-    truth = v[(v["estimator"] == "truth") & (v["truth"] == choices["truth"])]
-    truth = truth[["seed", "model", "value"]]
-    est = v[(v["estimator"] != "truth") & (v["candidates"] == choices["candidates"])]
-    pieces = {"holdout": est[est["estimator"] == "holdout"]}
-    for name in ("ips", "snips"):
-        pieces[name] = est[(est["estimator"] == name) & (est["propensity"] == choices["propensity"])]
-    strat = est[(est["propensity"] == choices["propensity"]) & (est["strata"] == choices["strata"])
-                & (est["n_strata"] == n_strata)]
-    pieces["stratified"] = strat[(strat["estimator"] == "stratified")
-                                 & (strat["weights"] == choices["weights"])]
-    for s in range(n_strata):
-        pieces[f"Q{s + 1}"] = strat[strat["estimator"] == f"Q{s + 1}"]
+    v = values[protocol_mask(values, choices, n_strata) & (values["k"] == k)]
+    truth = v.loc[v["estimator"] == "truth", ["seed", "model", "value"]]
+    est = v[v["estimator"] != "truth"]
+    names = ["holdout", "ips", "snips", "stratified"] + [f"Q{s + 1}" for s in range(n_strata)]
+    pieces = {m: est[est["estimator"] == m] for m in names}
     pieces = {m: p for m, p in pieces.items() if not p.empty}
     if truth.empty or "holdout" not in pieces or "stratified" not in pieces:
         return truth, pd.DataFrame()

@@ -118,7 +118,7 @@ def split_user_table(models: Mapping[str, Any], data: FeedbackData, *, seed: int
 
 
 def mae_over_splits(models: Mapping[str, Any], data: FeedbackData, *, seeds: Sequence[int],
-                    gammas: Sequence[float] = (1.5, 2.0, 2.5, 3.0),
+                    gammas: Sequence[float] = _y.GAMMAS,
                     metrics: Iterable[str] = ("recall",), k: int = 10,
                     train_share: float = 0.8, cache: bool | None = None) -> pd.DataFrame:
     """The whole Yahoo!-table protocol, once per split seed: per-model MAE for every seed.
@@ -129,22 +129,12 @@ def mae_over_splits(models: Mapping[str, Any], data: FeedbackData, *, seeds: Seq
 
     Parameters
     ----------
-    models : mapping name -> unfitted Cornac-style model
-        Deep-copied for every seed (Cornac fits in place).
-    data : FeedbackData
-        A dataset with ``mnar`` and ``mar`` parts (e.g. Yahoo! R3).
+    models, data, metrics, k, train_share, cache
+        As in :func:`split_user_table` (``models`` are deep-copied for every seed).
     seeds : sequence of int
         Split (and model) seeds.
     gammas : sequence of float, default GAMMAS
-        SNIPS exponents.
-    metrics : iterable of str, default ("recall",)
-        Gains (``recall``, ``dcg``, ``auc``).
-    k : int, default 10
-        Cut-off.
-    train_share : float, default 0.8
-        Share of the MNAR log used for training.
-    cache : bool, optional
-        Use the on-disk cache (see :func:`split_user_table`).
+        SNIPS exponents (labelled ``SNIPS γ=…``).
 
     Returns
     -------

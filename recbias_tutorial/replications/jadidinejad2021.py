@@ -54,7 +54,8 @@ __all__ = ["AUTHORS_FAMILIES", "AUTHORS_SIZES", "CHOICES", "LADDER_STEPS", "LEFT
            "PAPER_FIG4", "PAPER_FIG4_SIGNIFICANT", "PAPER_N_MODELS", "PAPER_STEIGER_P",
            "PAPER_TABLE1B", "PAPER_TABLE1B_SHARES", "PAPER_TABLE6",
            "agreement", "authors_split", "authors_zoo", "evaluate_zoo", "holdout_evaluator",
-           "kendall_taus", "ladder", "powerlaw_propensity", "protocol_frame", "protocol_taus",
+           "kendall_taus", "ladder", "powerlaw_propensity", "protocol_frame", "protocol_rows",
+           "protocol_taus",
            "protocol_values", "rank_relevant", "steiger"]
 
 # --------------------------------------------------------------------------------------
@@ -143,6 +144,52 @@ def authors_zoo(*, sizes: Sequence[int] = AUTHORS_SIZES,
     sizes = tuple(check_int(k, "sizes") for k in sizes)
     families = tuple(check_choice(f, "families", AUTHORS_FAMILIES) for f in families)
     return _proto.authors_zoo(sizes, families)
+
+
+def protocol_rows(values: pd.DataFrame, *, protocol: str | Mapping[str, Any] = "authors",
+                  n_strata: int = 2) -> pd.DataFrame:
+    """The rows of :func:`protocol_values` that one protocol reads, at every cut-off.
+
+    Enough to recompute that protocol's :func:`protocol_frame` and :func:`protocol_taus` at
+    any cut-off (the full-scale results of ``make replicate`` are stored this way).
+
+    Parameters
+    ----------
+    values : DataFrame
+        From :func:`protocol_values`.
+    protocol : "authors", "course" or mapping
+        A protocol: one value per key of :data:`CHOICES` (its cut-off is ignored).
+    n_strata : int
+        Number of strata.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The rows (same columns), with a fresh index.
+
+    Raises
+    ------
+    ValueError
+        If ``values`` is not a frame of :func:`protocol_values` or ``protocol`` is not a
+        protocol.
+
+    See Also
+    --------
+    recbias_tutorial.replications.jadidinejad2021.protocol_taus : reads them.
+
+    Examples
+    --------
+    >>> import recbias_tutorial as rb
+    >>> world = rb.simulate(60, 40, seed=0, mean_ratings_per_user=12)
+    >>> values = protocol_values(world, seeds=[0], sizes=(10,))
+    >>> rows = protocol_rows(values)
+    >>> protocol_taus(rows).equals(protocol_taus(values)), len(rows) < len(values)
+    (True, True)
+    """
+    values = check_frame(values, "values", _proto.VALUE_COLUMNS)
+    choices = _check_choices(protocol)
+    mask = _proto.protocol_mask(values, choices, check_int(n_strata, "n_strata"))
+    return values[mask].reset_index(drop=True)
 
 
 def protocol_frame(values: pd.DataFrame, *, protocol: str | Mapping[str, Any] = "authors",
