@@ -221,6 +221,10 @@ def test_run_protocol_and_kl_by_seed_read_back(store, world, monkeypatch):
 
     with pytest.raises(AssertionError, match="recomputed"):
         carraro_bridge.run_protocol(world, {"PosPop": tampered}, cache=True, **kw)
+    monkeypatch.undo()
+    n_entries = len(list(store.glob("carraro_bridge.run_protocol-*")))
+    carraro_bridge.run_protocol(world, {"PosPop": tampered}, cache=True, **kw)
+    assert len(list(store.glob("carraro_bridge.run_protocol-*"))) == n_entries  # never stored
 
 
 def test_split_user_table_is_the_step_by_step_protocol(store, world, monkeypatch):

@@ -47,7 +47,7 @@ import numpy as np
 import pandas as pd
 
 __all__ = ["FitCacheWarning", "cached_scores", "clear_fit_cache", "data_digest",
-           "fit_cache_dir", "fit_cache_enabled", "model_token"]
+           "fit_cache_dir", "fit_cache_enabled", "model_token", "model_tokens"]
 
 _FORMAT = 1  # bump when the layout of an entry changes
 #: Whether the cache is on when neither ``cache=`` nor ``RECBIAS_FIT_CACHE`` says; the test
@@ -162,6 +162,13 @@ def model_token(model: Any) -> str | None:
         return state if _state_hash(fresh) == state else None
     except Exception:  # unpicklable state, a constructor that rejects its own values, ...
         return None
+
+
+def model_tokens(models: Any) -> dict | None:
+    """``{name: model_token(model)}``, or None if some model cannot be keyed (then a result
+    computed from these models must not be cached at all)."""
+    tokens = {name: model_token(model) for name, model in models.items()}
+    return None if None in tokens.values() else tokens
 
 
 @functools.lru_cache(maxsize=1)

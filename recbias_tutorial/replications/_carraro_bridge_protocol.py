@@ -506,9 +506,9 @@ def run_protocol(data: FeedbackData, factories: Mapping[str, ModelFactory], *, s
         return out
 
     from .._result_cache import cached_result
-    from ..models._cache import model_token
+    from ..models._cache import model_tokens
 
-    tokens = ({name: model_token(factory()) for name, factory in factories.items()}
+    tokens = (model_tokens({name: factory() for name, factory in factories.items()})
               if isinstance(data, FeedbackData) else None)  # bad data: run_repetition says so
     arguments = None if tokens is None else dict(kwargs, seeds=seeds, models=tokens)
     frames, cached = cached_result("carraro_bridge.run_protocol", data, arguments, compute,

@@ -84,7 +84,7 @@ def split_user_table(models: Mapping[str, Any], data: FeedbackData, *, seed: int
     ['AOA', 'MAR truth']
     """
     from .._result_cache import cached_table
-    from ..models._cache import model_token
+    from ..models._cache import model_tokens
 
     if not isinstance(data, FeedbackData) or data.mar is None:
         raise ValueError("data must be a FeedbackData with randomly exposed (mar) feedback "
@@ -99,9 +99,9 @@ def split_user_table(models: Mapping[str, Any], data: FeedbackData, *, seed: int
     k = check_int(k, "k")
     train_share = check_real(train_share, "train_share", low=0.0, high=1.0, low_open=True,
                              high_open=True)
-    tokens = {name: model_token(model) for name, model in models.items()}
-    arguments = dict(seed=seed, gammas=gammas, metrics=metrics, k=k, train_share=train_share,
-                     models=tokens)
+    tokens = model_tokens(models)  # None: a model its parameters do not describe, no caching
+    arguments = None if tokens is None else dict(seed=seed, gammas=gammas, metrics=metrics, k=k,
+                                                 train_share=train_share, models=tokens)
 
     def compute() -> pd.DataFrame:
         from ..models import iter_scores  # Cornac is imported only when models are fitted
