@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._ranking import relevant
+from .._ranking import dcg_gain, exclude_matrix, positions, relevant
 from ..data import drop_seen
 from ..estimators import assign_strata
 from ..propensity import fit_popularity_exponent, popularity_propensity
@@ -127,8 +127,7 @@ def authors_split(mnar: pd.DataFrame, seed: int, test_size: float = 0.2):
 
 def _per_user_ndcg(codes: np.ndarray, n_codes: int, z: np.ndarray, k: int) -> np.ndarray:
     """Per-user nDCG@k of binary relevance (users with >= 1 row; NaN for the others)."""
-    gain = np.where(z < k, 1.0 / np.log2(z + 2.0), 0.0)
-    dcg = np.bincount(codes, weights=gain, minlength=n_codes)
+    dcg = np.bincount(codes, weights=dcg_gain(z, k), minlength=n_codes)
     n_rel = np.bincount(codes, minlength=n_codes)
     ideal = np.cumsum(1.0 / np.log2(np.arange(max(k, 1)) + 2.0))
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -140,55 +139,39 @@ def _mean_ndcg(codes, n_codes, z, k) -> float:
     return float(np.nanmean(v)) if np.isfinite(v).any() else float("nan")
 
 
-def _cornac_weighted_ndcg(codes, n_codes, z, w, k):
-    """Cornac 1.x ``NDCG`` with weighted relevance w: gain 2^w - 1, ideal = sorted weights."""
-    gain = np.where(z < k, (np.exp2(w) - 1.0) / np.log2(z + 2.0), 0.0)
-    dcg = np.bincount(codes, weights=gain, minlength=n_codes)
-    order = np.lexsort((-w, codes))  # by user, weights descending
-    c_sorted = codes[order]
-    first = np.searchsorted(c_sorted, c_sorted, side="left")
-    rank = np.arange(len(order)) - first
-    ideal_gain = np.where(rank < k, (np.exp2(w[order]) - 1.0) / np.log2(rank + 2.0), 0.0)
-    idcg = np.bincount(c_sorted, weights=ideal_gain, minlength=n_codes)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return dcg / idcg
+def _gains(z: np.ndarray, kks: np.ndarray) -> np.ndarray:
+    """DCG gains of positions z at every cut-off: shape (len(kks), len(z))."""
+    return np.where(z[None, :] < kks[:, None], 1.0 / np.log2(z + 2.0)[None, :], 0.0)
 
 
-def rank_matrix(scores: np.ndarray, users: np.ndarray) -> np.ndarray:
-    """rank[r, i] = 0-based position of item i for user users[r] (stable: ties by smaller id)."""
-    out = np.empty((len(users), scores.shape[1]), dtype=np.int32)
-    step = max(1, (1 << 20) // max(scores.shape[1], 1))
-    cols = np.arange(scores.shape[1], dtype=np.int32)
-    for lo in range(0, len(users), step):
-        block = scores[users[lo:lo + step]]
-        order = np.argsort(-block, axis=1, kind="stable")
-        np.put_along_axis(out[lo:lo + step], order, np.broadcast_to(cols, order.shape), axis=1)
-    return out
+def _sums(cell: np.ndarray, weights: np.ndarray, size: int) -> np.ndarray:
+    """Per-cell sums of each row of ``weights`` (one bincount; same order, same sums)."""
+    n = weights.shape[0]
+    flat = (np.arange(n)[:, None] * size + cell[None, :]).ravel()
+    return np.bincount(flat, weights=weights.ravel(), minlength=n * size).reshape(n, size)
 
 
-class Ranked:
-    """Positions of (user, item) rows among all items, and among all minus ``exclude``."""
+class _CornacWeighted:
+    """Cornac 1.x ``NDCG`` with weighted relevance w: gain 2^w - 1, ideal = sorted weights.
 
-    def __init__(self, users: np.ndarray, exclude: pd.DataFrame | None, n_items: int):
-        self.users = users  # sorted unique users whose rows will be ranked
-        self.n_items = n_items
-        self.excl_keys = None
-        if exclude is not None:
-            eu = exclude["user"].to_numpy(np.int64)
-            keep = np.isin(eu, users)
-            self.ex_row = np.searchsorted(users, eu[keep])
-            self.ex_item = exclude["item"].to_numpy(np.int64)[keep]
+    The ideal ranking depends on the weights only, so it is sorted once per split."""
 
-    def positions(self, rank: np.ndarray, users: np.ndarray, items: np.ndarray, *,
-                  excluded: bool) -> np.ndarray:
-        row = np.searchsorted(self.users, users)
-        z = rank[row, items].astype(np.int64)
-        if not excluded:
-            return z
-        # subtract the excluded items ranked above: sorted keys row * n + rank
-        keys = np.sort(self.ex_row * self.n_items + rank[self.ex_row, self.ex_item].astype(np.int64))
-        base = row * self.n_items
-        return z - (np.searchsorted(keys, base + z) - np.searchsorted(keys, base))
+    def __init__(self, codes: np.ndarray, n_codes: int, w: np.ndarray):
+        self.codes, self.n_codes = codes, n_codes
+        self.num = np.exp2(w) - 1.0
+        order = np.lexsort((-w, codes))  # by user, weights descending
+        c_sorted = codes[order]
+        rank = np.arange(len(order)) - np.searchsorted(c_sorted, c_sorted, side="left")
+        self.c_sorted, self.rank, self.num_sorted = c_sorted, rank, self.num[order]
+
+    def values(self, z: np.ndarray, kks: np.ndarray) -> np.ndarray:
+        """Per-user values at every cut-off: shape (len(kks), n_codes)."""
+        gain = np.where(z[None, :] < kks[:, None], (self.num / np.log2(z + 2.0))[None, :], 0.0)
+        ideal = np.where(self.rank[None, :] < kks[:, None],
+                         (self.num_sorted / np.log2(self.rank + 2.0))[None, :], 0.0)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return (_sums(self.codes, gain, self.n_codes)
+                    / _sums(self.c_sorted, ideal, self.n_codes))
 
 
 class SplitSet:
@@ -214,8 +197,12 @@ class SplitSet:
         self.mar = relevant(mar_same, thr).reset_index(drop=True)
         self.mar_users, self.mar_codes = np.unique(self.mar["user"].to_numpy(np.int64),
                                                    return_inverse=True)
-        all_users = np.union1d(self.users, self.mar_users)
-        self.ranked = Ranked(all_users, self.train, data.n_items)
+        # every position comes from the shared kernel: the relevant test rows among all items,
+        # and those rows plus the MAR rows among all items minus the training pairs
+        self.pairs_all = self.rel[["user", "item"]]
+        self.pairs_unseen = pd.concat([self.pairs_all, self.mar[["user", "item"]]],
+                                      ignore_index=True)
+        self.exclude = exclude_matrix(self.train, (data.n_users, data.n_items))
         # the authors' IPS looks propensities up as props[str(idx)], idx = Cornac's internal
         # index of the item (order of first appearance in the shuffled training rows)
         internal = np.full(data.n_items, -1, dtype=np.int64)
@@ -226,8 +213,9 @@ class SplitSet:
         ok = (idx >= 0) & (idx < data.n_items)
         looked_up[ok] = self.p_powerlaw[idx[ok]]  # raw id str(idx); a missing key reads 0
         hit = looked_up > 0
-        self.ips_w_authors = np.where(hit, 1.0 / np.where(hit, looked_up, 1.0), 1.0)
-        self.ips_total_authors = np.bincount(self.codes, weights=np.where(hit, self.ips_w_authors, 0.0),
+        ips_w = np.where(hit, 1.0 / np.where(hit, looked_up, 1.0), 1.0)
+        self.ips_authors = _CornacWeighted(self.codes, self.n_codes, ips_w)
+        self.ips_total_authors = np.bincount(self.codes, weights=np.where(hit, ips_w, 0.0),
                                              minlength=self.n_codes)
         self.w_course = 1.0 / self.p_course[items_rel]
         self.den_course = np.bincount(self.codes, weights=self.w_course, minlength=self.n_codes)
@@ -259,51 +247,52 @@ class SplitSet:
         """Rows (candidates, propensity, strata, weights, n_strata, k, estimator, value) and
         the truth rows (k, value) of the same model."""
         rows: list[tuple] = []
-        n_items = self.n_items
-        rank = rank_matrix(scores, self.ranked.users)
-        items_rel = self.rel["item"].to_numpy(np.int64)
-        users_rel = self.rel["user"].to_numpy(np.int64)
+        n_items, n_rel_rows = self.n_items, len(self.rel)
+        kks = np.array([n_items if k is None else k for k in self.ks])
+        kns = [-1 if k is None else k for k in self.ks]
         ideal = np.cumsum(1.0 / np.log2(np.arange(n_items) + 2.0))
+        z_unseen = positions(scores, self.pairs_unseen, self.exclude, None)
+        z_of = {"all": positions(scores, self.pairs_all, None, None),
+                "unseen": z_unseen[:n_rel_rows]}
         for cand in CHOICES["candidates"]:
-            z = self.ranked.positions(rank, users_rel, items_rel, excluded=cand == "unseen")
-            for k in self.ks:
-                kk = n_items if k is None else k
-                kn = -1 if k is None else k
-                gain = np.where(z < kk, 1.0 / np.log2(z + 2.0), 0.0)
-                dcg = np.bincount(self.codes, weights=gain, minlength=self.n_codes)
-                rows.append((cand, "", "", "", 0, kn, "holdout",
-                             float(np.mean(dcg / ideal[np.minimum(self.counts, kk) - 1]))))
-                # IPS / SNIPS as the authors' code runs them (wrong key, Cornac 1.x gains)
-                v = _cornac_weighted_ndcg(self.codes, self.n_codes, z, self.ips_w_authors, kk)
-                rows.append((cand, "powerlaw", "", "", 0, kn, "ips", float(np.nanmean(v))))
-                tot = self.ips_total_authors
-                snips = np.where(tot > 0, v / np.where(tot > 0, tot, 1.0), v)
-                rows.append((cand, "powerlaw", "", "", 0, kn, "snips", float(np.nanmean(snips))))
-                # IPS / SNIPS of the course (holdout_evaluator)
-                num = np.bincount(self.codes, weights=gain * self.w_course, minlength=self.n_codes)
-                rows.append((cand, "course", "", "", 0, kn, "ips", float(np.mean(num / self.counts))))
-                rows.append((cand, "course", "", "", 0, kn, "snips",
-                             float(np.mean(num / self.den_course))))
-                for (pk, rule, n), (cell, n_rel, shares) in self.strata.items():
-                    d = np.bincount(cell, weights=gain, minlength=n_rel.size).reshape(n_rel.shape)
-                    has = n_rel > 0
-                    per_user = np.where(has, d / ideal[np.clip(np.minimum(n_rel, kk) - 1, 0, None)], 0.0)
-                    with np.errstate(invalid="ignore", divide="ignore"):
-                        values = per_user.sum(axis=1) / has.sum(axis=1)
-                    for wk, sh in shares.items():
-                        rows.append((cand, pk, rule, wk, n, kn, "stratified",
-                                     float(np.nansum(sh * values))))
+            gain = _gains(z_of[cand], kks)
+            dcg = _sums(self.codes, gain, self.n_codes)
+            holdout = np.mean(dcg / ideal[np.minimum(self.counts[None, :], kks[:, None]) - 1], axis=1)
+            # IPS / SNIPS as the authors' code runs them (wrong key, Cornac 1.x gains)
+            v = self.ips_authors.values(z_of[cand], kks)
+            tot = self.ips_total_authors
+            snips = np.where(tot > 0, v / np.where(tot > 0, tot, 1.0), v)
+            ips, snips = np.nanmean(v, axis=1), np.nanmean(snips, axis=1)
+            # IPS / SNIPS of the course (holdout_evaluator)
+            num = _sums(self.codes, gain * self.w_course[None, :], self.n_codes)
+            ips_c, snips_c = np.mean(num / self.counts, axis=1), np.mean(num / self.den_course, axis=1)
+            strata = {}
+            for spec, (cell, n_rel, shares) in self.strata.items():
+                d = _sums(cell, gain, n_rel.size).reshape(len(kks), *n_rel.shape)
+                has = n_rel > 0
+                depth = np.clip(np.minimum(n_rel[None], kks[:, None, None]) - 1, 0, None)
+                per_user = np.where(has[None], d / ideal[depth], 0.0)
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    values = per_user.sum(axis=2) / has.sum(axis=1)[None, :]
+                strata[spec] = (values, {wk: np.nansum(sh[None, :] * values, axis=1)
+                                         for wk, sh in shares.items()})
+            for j, kn in enumerate(kns):
+                rows += [(cand, "", "", "", 0, kn, "holdout", float(holdout[j])),
+                         (cand, "powerlaw", "", "", 0, kn, "ips", float(ips[j])),
+                         (cand, "powerlaw", "", "", 0, kn, "snips", float(snips[j])),
+                         (cand, "course", "", "", 0, kn, "ips", float(ips_c[j])),
+                         (cand, "course", "", "", 0, kn, "snips", float(snips_c[j]))]
+                for (pk, rule, n), (values, combined) in strata.items():
+                    rows += [(cand, pk, rule, wk, n, kn, "stratified", float(c[j]))
+                             for wk, c in combined.items()]
                     if n == self.n_strata:
                         rows += [(cand, pk, rule, "", n, kn, f"Q{s + 1}", float(v))
-                                 for s, v in enumerate(values)]
+                                 for s, v in enumerate(values[j])]
         truth: list[tuple] = []
         if len(self.mar):
-            z = self.ranked.positions(rank, self.mar["user"].to_numpy(np.int64),
-                                      self.mar["item"].to_numpy(np.int64), excluded=True)
+            z = z_unseen[n_rel_rows:]
             n_mar = len(self.mar_users)
-            truth = [(-1 if k is None else k,
-                      _mean_ndcg(self.mar_codes, n_mar, z, n_items if k is None else k))
-                     for k in self.ks]
+            truth = [(kn, _mean_ndcg(self.mar_codes, n_mar, z, int(kk))) for kn, kk in zip(kns, kks)]
         return rows, truth
 
 
@@ -311,12 +300,10 @@ def truth_values(scores: np.ndarray, mar: pd.DataFrame, *, threshold: float, ks)
     """Open-loop nDCG of one model on every MAR rating, ranking every item: rows (k, value)."""
     rel = relevant(mar, threshold).reset_index(drop=True)
     users, codes = np.unique(rel["user"].to_numpy(np.int64), return_inverse=True)
-    rank = rank_matrix(scores, users)
-    z = rank[codes, rel["item"].to_numpy(np.int64)].astype(np.int64)
+    z = positions(scores, rel, None, None)
     n_items = scores.shape[1]
     return [(-1 if k is None else k, _mean_ndcg(codes, len(users), z, n_items if k is None else k))
             for k in ks]
-
 
 
 VALUE_COLUMNS = ["seed", "zoo", "truth", "model", "candidates", "propensity", "strata", "weights",
