@@ -46,8 +46,7 @@ _NAMES = {
     "load_movielens_100k": "data", "load_kuairec": "data", "load_or_standin": "data",
     "simulate": "data", "semi_synthetic": "data", "random_split": "data", "drop_seen": "data",
     "Scorer": "scorer", "rank_positions": "metrics", "ranking_metrics": "metrics",
-    "aoa": "estimators", "ips": "estimators", "snips": "estimators", "stratified": "estimators",
-    "ure_recall": "estimators", "recall_at_kbar": "estimators", "bootstrap_ci": "estimators",
+    "bootstrap_ci": "estimators",
     "popularity_propensity": "propensity", "naive_bayes_propensity": "propensity",
     "intervene": "sampling",
     "kendall_tau": "stats", "steiger_test": "stats", "kl_divergence": "stats",
@@ -56,7 +55,29 @@ _NAMES = {
 _MODULES = ("data", "scorer", "metrics", "estimators", "propensity", "sampling", "stats", "models",
             "debiased_mf", "distributed", "plots", "comparison", "course", "replications")
 
-__all__ = [*_NAMES, "replications", "__version__"]
+
+
+def _estimators() -> dict[str, Any]:
+    """The registered estimators that have a public function, by name (the one list of
+    estimators is :func:`recbias_tutorial.estimators.registered`)."""
+    registry = importlib.import_module("._estimator_registry", __name__)
+    importlib.import_module(".estimators", __name__)  # registers the package's own
+    return {e.name: e for e in registry.registered() if e.function is not None}
+
+
+def _home(name: str) -> str | None:
+    """The module (relative to the package) that documents the flat name ``name``, or None."""
+    if name in _NAMES:
+        return _NAMES[name]
+    estimator = _estimators().get(name) if not name.startswith("_") else None
+    if estimator is None:
+        return None
+    home = estimator.function if isinstance(estimator.function, str) else None
+    return home or estimator.public_function().__module__.removeprefix(f"{__name__}.")
+
+
+def _public_names() -> list[str]:
+    return [*_NAMES, *(n for n in _estimators() if n not in _NAMES), "replications", "__version__"]
 
 
 def __getattr__(name: str) -> Any:
@@ -64,6 +85,10 @@ def __getattr__(name: str) -> Any:
         value = getattr(importlib.import_module(f".{_NAMES[name]}", __name__), name)
     elif name in _MODULES:
         value = importlib.import_module(f".{name}", __name__)
+    elif name == "__all__":  # computed: estimators registered later are public too
+        return _public_names()
+    elif not name.startswith("_") and name in _estimators():
+        value = _estimators()[name].public_function()
     else:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     globals()[name] = value  # later look-ups skip this function
@@ -71,4 +96,4 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__, *_MODULES})
+    return sorted({*globals(), *_public_names(), *_MODULES})

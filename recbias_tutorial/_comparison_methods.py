@@ -5,8 +5,9 @@ once. The models are fixed (fitted on the world's log, whose pairs are excluded 
 candidates), so every model's position :math:`Z_{ui}` of every candidate pair is computed
 once per world (:class:`Setup`); a redraw only changes *which* pairs are observed (a fresh
 test log and a fresh random sample), so each method reads positions from a table, for all
-models at once. The values equal those of the public estimators on the same sets (the
-tests check it): ``aoa``, ``ips``, ``snips``, ``stratified``, ``intervene`` + ``aoa``,
+models at once. The registered estimators (:mod:`recbias_tutorial._builtin_estimators`)
+call these kernels; their values equal those of the public estimators on the same sets
+(the tests check it): ``aoa``, ``ips``, ``snips``, ``stratified``, ``intervene`` + ``aoa``,
 ``ure_recall`` and ``recall_at_kbar``.
 
 Metrics, for a user's relevant rows with weights :math:`w` (1 for plain averages):
@@ -26,10 +27,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from ._ranking import positions
-from .estimators import assign_strata
-from .propensity import naive_bayes_propensity, popularity_propensity
-from .sampling import intervene
+from ._ranking import dcg_gain, ideal_dcg, positions
+from .propensity import popularity_propensity
 
 METRICS = ("recall", "ndcg")
 
@@ -64,11 +63,6 @@ def rank_table(scores, train: pd.DataFrame, shape: tuple[int, int]) -> np.ndarra
     return z.reshape(shape).astype(np.int16 if n_items < 2**15 else np.int32)
 
 
-def _ideal(k: int, n: np.ndarray) -> np.ndarray:
-    ideal = np.cumsum(1.0 / np.log2(np.arange(k) + 2.0))
-    return ideal[np.clip(np.minimum(n, k), 1, None) - 1]
-
-
 def weighted_metrics(s: Setup, users: np.ndarray, items: np.ndarray, w: np.ndarray | None = None,
                      *, ips: bool = False) -> np.ndarray:
     """Recall@k and nDCG@k of every model from relevant rows: array (n_models, 2)."""
@@ -78,7 +72,7 @@ def weighted_metrics(s: Setup, users: np.ndarray, items: np.ndarray, w: np.ndarr
     w = np.ones(len(users)) if w is None else w
     z = s.z[:, users, items]  # (n_models, n_rows)
     hit = z < s.k
-    dcg = np.where(hit, 1.0 / np.log2(z + 2.0), 0.0)
+    dcg = dcg_gain(z, s.k)
     idx = (np.arange(n_models)[:, None] * n_users + users[None, :]).ravel()
     size = n_models * n_users
     hits = np.bincount(idx, (hit * w).ravel(), size).reshape(n_models, n_users)
@@ -87,13 +81,13 @@ def weighted_metrics(s: Setup, users: np.ndarray, items: np.ndarray, w: np.ndarr
         keep = s.n_true >= 1
         n = s.n_true[keep]
         return np.stack([(hits[:, keep] / n).mean(1),
-                         (dcgs[:, keep] / _ideal(s.k, n)).mean(1)], axis=1)
+                         (dcgs[:, keep] / ideal_dcg(s.k, n)).mean(1)], axis=1)
     wsum = np.bincount(users, w, n_users)
     n_rows = np.bincount(users, minlength=n_users)
     keep = n_rows > 0
     n = n_rows[keep]
     return np.stack([(hits[:, keep] / wsum[keep]).mean(1),
-                     (dcgs[:, keep] / wsum[keep] * n / _ideal(s.k, n)).mean(1)], axis=1)
+                     (dcgs[:, keep] / wsum[keep] * n / ideal_dcg(s.k, n)).mean(1)], axis=1)
 
 
 def stratified_metrics(s: Setup, users, items, stratum, shares) -> np.ndarray:
@@ -169,22 +163,8 @@ def prepare_options(s: Setup, o: Options, authors_propensity) -> Options:
     return o
 
 
-def method_names(o: Options) -> list[tuple[str, str]]:
-    """(family, method) of every method, in the order :func:`run_redraw` returns them."""
-    out = [("log", "AOA (log)"), ("reweighting", "IPS (true P)"),
-           ("reweighting", "SNIPS (true P)")]
-    out += [("reweighting", f"SNIPS (pop, γ={g:g})") for g in o.gammas]
-    out += [("reweighting", f"SNIPS (pop, γ={o.clip_gamma:g}, clipped)"),
-            ("reweighting", "SNIPS (NB)"), ("reweighting", "SNIPS (NB, clipped)"),
-            ("stratified", "stratified (authors' bins)"),
-            ("stratified", "stratified (quantile bins)")]
-    out += [("intervened", f"{st.upper()} ρ={r:g}") for r in o.sizes
-            for st in ("reg", "skew", "wtd", "wtd_h")]
-    out += [("random sample", "URE (random)"), ("random sample", "Recall@K̄ (random)")]
-    return out
-
-
-def _snips(s: Setup, u, i, p, clip_q=None):
+def snips(s: Setup, u, i, p, clip_q=None):
+    """SNIPS of every model: weights 1/P, optionally floored at their ``clip_q`` quantile."""
     if clip_q is not None:
         p = np.maximum(p, np.quantile(p, clip_q))
     return weighted_metrics(s, u, i, 1.0 / p)
@@ -194,44 +174,3 @@ def draw_sets(s: Setup, rng: np.random.Generator):
     """One redraw: the test log, the random sample and the stream of the interventions."""
     log_rng, rand_rng, int_rng = (np.random.default_rng(x) for x in rng.integers(2**63, size=3))
     return draw_test_log(s, log_rng), draw_random_sample(s, rand_rng), int_rng
-
-
-def run_redraw(s: Setup, o: Options, test: pd.DataFrame, random: pd.DataFrame,
-               int_rng: np.random.Generator) -> np.ndarray:
-    """Every method's estimates on one redraw: array (n_methods, n_models, 2)."""
-    rel = test["rating"].to_numpy() >= s.threshold
-    u, i = test["user"].to_numpy()[rel], test["item"].to_numpy()[rel]
-    p_true = s.propensity[u, i]
-    out = [weighted_metrics(s, u, i), weighted_metrics(s, u, i, 1.0 / p_true, ips=True),
-           weighted_metrics(s, u, i, 1.0 / p_true)]
-    out += [_snips(s, u, i, o.pop_p[g][i]) for g in o.gammas]
-    out.append(_snips(s, u, i, o.pop_p[o.clip_gamma][i], o.clip_quantile))
-    nb = naive_bayes_propensity(s.train, random, n_users=s.n_users, n_items=s.n_items)
-    p_nb = test["rating"].iloc[np.flatnonzero(rel)].map(nb).to_numpy(float)
-    ok = np.isfinite(p_nb).all() and (p_nb > 0).all()
-    nan = np.full((s.z.shape[0], 2), np.nan)
-    out += [_snips(s, u, i, p_nb) if ok else nan,
-            _snips(s, u, i, p_nb, o.clip_quantile) if ok else nan]
-    # strata: the authors' (pandas.cut bins and shares over all test ratings) and quantiles
-    p_all = o.authors_p[test["item"].to_numpy()]
-    stratum, _ = assign_strata(o.authors_p[i], o.n_strata, binning="cut", reference=p_all)
-    all_s, _ = assign_strata(p_all, o.n_strata, binning="cut", reference=p_all)
-    out.append(stratified_metrics(s, u, i, stratum, np.bincount(all_s, minlength=o.n_strata)
-                                  / len(all_s)))
-    stratum, _ = assign_strata(o.quantile_p[i], o.n_strata, binning="quantile")
-    out.append(stratified_metrics(s, u, i, stratum,
-                                  np.bincount(stratum, minlength=o.n_strata) / len(stratum)))
-    for size in o.sizes:
-        for strategy in ("reg", "skew", "wtd", "wtd_h"):
-            part = intervene(test, strategy=strategy, size=size, train=s.train, mar=random,
-                             item_power=o.item_power, seed=int_rng)
-            keep = part["rating"].to_numpy() >= s.threshold
-            out.append(weighted_metrics(s, part["user"].to_numpy()[keep],
-                                        part["item"].to_numpy()[keep]))
-    rrel = random["rating"].to_numpy() >= s.threshold
-    ru, ri = random["user"].to_numpy(), random["item"].to_numpy()
-    ure = weighted_metrics(s, ru[rrel], ri[rrel])
-    ure[:, 1] = np.nan  # URE estimates recall only
-    kbar = np.column_stack([kbar_recall(s, ru, ri, rrel, o.k_bar), np.full(s.z.shape[0], np.nan)])
-    out += [ure, kbar]
-    return np.stack(out)

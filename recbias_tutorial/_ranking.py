@@ -422,10 +422,16 @@ def dcg_gain(z: np.ndarray, k: int) -> np.ndarray:
     return np.where(z < k, 1.0 / np.log2(z + 2.0), 0.0)
 
 
+def ideal_dcg(k: int, n_rel) -> np.ndarray:
+    """IDCG@k of ``n_rel`` relevant items (counts below 1 read as 1): the DCG of the first
+    ``min(n_rel, k)`` positions."""
+    ideal = np.cumsum(1.0 / np.log2(np.arange(k) + 2.0))
+    return ideal[np.clip(np.minimum(n_rel, k), 1, None) - 1]
+
+
 def ndcg(dcg, n_rel, k: int):
     """nDCG@k: DCG divided by the ideal DCG of ``n_rel`` >= 1 relevant items."""
-    ideal = np.cumsum(1.0 / np.log2(np.arange(k) + 2.0))
-    return dcg / ideal[np.minimum(n_rel, k) - 1]
+    return dcg / ideal_dcg(k, n_rel)
 
 
 def as_sets(test, name: str) -> dict[str, pd.DataFrame]:

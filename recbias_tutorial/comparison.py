@@ -31,7 +31,8 @@ and every method estimates every model's metric from them:
 * ``URE (random)``: :func:`~recbias_tutorial.estimators.ure_recall` (recall only);
 * ``Recall@K̄ (random)``: :func:`~recbias_tutorial.estimators.recall_at_kbar` with
   :math:`\bar K = \max(1, \mathrm{round}(k \bar N / N))` (recall only; a different
-  quantity on a different scale, Wang et al. 2025).
+  quantity on a different scale, Wang et al. 2025);
+* any estimator added with :func:`recbias_tutorial.estimators.register`, after these.
 
 :func:`compare_methods` returns bias, standard deviation and RMSE of each estimate over the
 redraws; :func:`rank_agreement` the Kendall :math:`\tau` of each method's ranking of the
@@ -47,9 +48,19 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from . import _builtin_estimators  # noqa: F401  (registers the package's estimators)
 from . import _comparison_methods as _m
-from ._validation import (as_generator, check_frame, check_int, check_mapping, check_real,
-                          check_scores)
+from ._estimator_registry import cache_key as _registry_key
+from ._estimator_registry import method_names as _method_names
+from ._estimator_registry import run_redraw as _run_redraw
+from ._validation import (
+    as_generator,
+    check_frame,
+    check_int,
+    check_mapping,
+    check_real,
+    check_scores,
+)
 from .data import FeedbackData
 
 __all__ = ["SUMMARY_COLUMNS", "compare_methods", "method_summary", "rank_agreement"]
@@ -238,9 +249,10 @@ def compare_methods(world: FeedbackData, *, models: Mapping, seed, n_redraws: in
 
     args = dict(n_redraws=n_redraws, whole=whole, k=k, gammas=gammas, sizes=sizes,
                 n_strata=n_strata, clip_quantile=clip_quantile, item_power=item_power)
+    methods = _registry_key()  # the registered estimators; None if one is defined elsewhere
     keyed = (isinstance(seed, (int, np.integer))  # a Generator's state or a Scorer: no stable key
-             and all(isinstance(v, np.ndarray) for v in models.values()))
-    key = dict(args, seed=int(seed), models=arrays_key(models)) if keyed else None
+             and all(isinstance(v, np.ndarray) for v in models.values()) and methods is not None)
+    key = dict(args, seed=int(seed), models=arrays_key(models), methods=methods) if keyed else None
     return cached_table("comparison.compare_methods", world, key,
                         lambda: _compare(world, models, rng, **args), cache=cache)
 
@@ -260,9 +272,9 @@ def _compare(world: FeedbackData, models: dict, rng: np.random.Generator, *, n_r
     uu, ii = np.nonzero(rel)
     truth = _m.weighted_metrics(s, uu, ii)  # (n_models, 2)
     seeds = rng.integers(2**63, size=n_redraws)
-    est = np.stack([_m.run_redraw(s, opts, *_m.draw_sets(s, np.random.default_rng(x)))
+    est = np.stack([_run_redraw(s, opts, *_m.draw_sets(s, np.random.default_rng(x)))
                     for x in seeds], axis=-1)
-    table = _summary(est, truth, list(models), _m.method_names(opts))
+    table = _summary(est, truth, list(models), _method_names(opts))
     if whole:
         table = table[table["metric"] == "ndcg"].reset_index(drop=True)
         k = None

@@ -28,10 +28,16 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ._estimator_registry import get as _get
 from ._ranking import is_scorer
-from ._validation import (check_choice, check_feedback, check_int, check_n_relevant,
-                          check_propensity_shape, check_scores)
-from .estimators import ESTIMATORS, user_values
+from ._validation import (
+    check_feedback,
+    check_int,
+    check_n_relevant,
+    check_propensity_shape,
+    check_scores,
+)
+from .estimators import user_values
 from .scorer import Scorer
 
 __all__ = ["estimate"]
@@ -58,7 +64,7 @@ def _block_sum(scores: Any, test: pd.DataFrame, exclude: pd.DataFrame | None, pr
     """Sum and count of the per-user terms of one block (the task run on a worker)."""
     relevant = test["rating"].to_numpy(dtype=float) >= kwargs["threshold"]
     if not relevant.any():  # no user of this block has a relevant test item
-        if kwargs["estimator"] == "ips":  # users with relevant items, none observed, count as 0
+        if _get(kwargs["estimator"]).needs_n_relevant:  # users with relevant items count as 0
             return 0.0, int((np.asarray(n_relevant) >= 1).sum())
         return 0.0, 0
     values = user_values(scores, test, propensity, n_relevant=n_relevant, exclude=exclude,
@@ -120,7 +126,7 @@ def estimate(scores: Any, test: pd.DataFrame, propensity: Any = None, *, client:
     if not (callable(getattr(client, "submit", None)) and callable(getattr(client, "gather", None))):
         raise ValueError("client must be a dask.distributed.Client (e.g. Client() locally, or "
                          f"Client('tcp://scheduler:8786')), got {type(client).__name__}")
-    check_choice(estimator, "estimator", ESTIMATORS)
+    est = _get(estimator, per_user=True)
     users_per_task = check_int(users_per_task, "users_per_task")
     scores = check_scores(scores)
     n_users, n_items = scores.shape
@@ -130,8 +136,8 @@ def estimate(scores: Any, test: pd.DataFrame, propensity: Any = None, *, client:
                        allow_empty=True, unique=False)
     # the checks of the in-memory estimators, on the whole arrays before they are cut into
     # blocks: a slice of a too-long array would otherwise fit every block
-    p = None if estimator == "aoa" else check_propensity_shape(propensity, scores.shape)
-    n_rel = check_n_relevant(n_relevant, n_users) if estimator == "ips" else None
+    p = None if est.propensity is None else check_propensity_shape(propensity, scores.shape)
+    n_rel = check_n_relevant(n_relevant, n_users) if est.needs_n_relevant else None
     kwargs = dict(estimator=estimator, metric=metric, k=k, threshold=threshold, clip=clip)
     futures = []
     for lo in range(0, n_users, users_per_task):

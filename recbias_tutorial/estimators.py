@@ -16,6 +16,11 @@ test items of user :math:`u` (``rating >= threshold``).
 
 Every estimator is a mean over users, so :func:`~.stats.user_bootstrap` resamples users and
 :func:`bootstrap_ci` applies it to the per-user terms of :func:`user_values`.
+
+Each estimator is also an :class:`Estimator` object in one list (:func:`registered`), which
+:func:`user_values`, :func:`bootstrap_ci`, :func:`~recbias_tutorial.distributed.estimate`,
+:func:`~recbias_tutorial.comparison.compare_methods` and the flat API all read:
+:func:`register` adds an estimator to every one of them at once.
 """
 
 from __future__ import annotations
@@ -23,19 +28,34 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from . import _builtin_estimators  # noqa: F401  (registers the package's estimators)
+from ._estimator_registry import Estimator, register, registered, unregister
+from ._estimator_registry import get as _get
+from ._estimator_registry import per_user_names as _per_user_names
 from ._random_exposure import kbar_curves, recall_at_kbar, ure_recall
 from ._ranking import GAINS, ranking_input
 from ._ranking import gains as _gains
-from ._stratification import BINNINGS, STRATA_ROWS, assign_strata, strata_table, stratified
+from ._stratification import (
+    BINNINGS,
+    STRATA_ROWS,
+    assign_strata,
+    strata_table,
+    stratified,
+)
 from ._validation import check_n_relevant, check_propensity
 from .stats import user_bootstrap
 
-__all__ = ["BINNINGS", "ESTIMATORS", "STRATA_ROWS", "GAINS", "aoa", "assign_strata", "bootstrap_ci", "ips",
-           "kbar_curves", "recall_at_kbar", "snips", "strata_table", "stratified", "ure_recall",
-           "user_values"]
+__all__ = ["BINNINGS", "STRATA_ROWS", "GAINS", "Estimator", "aoa", "assign_strata",
+           "bootstrap_ci", "ips", "kbar_curves", "recall_at_kbar", "register", "registered", "snips",
+           "strata_table", "stratified", "unregister", "ure_recall", "user_values"]
 
-#: Estimators understood by :func:`user_values` and :func:`bootstrap_ci`.
-ESTIMATORS = ("aoa", "ips", "snips")
+
+def __getattr__(name: str):
+    # ESTIMATORS: the names of the estimators with per-user terms, read from the registry
+    # at each look-up, so that estimators registered later appear
+    if name == "ESTIMATORS":
+        return _per_user_names()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _prepare(scores, test, metric, k, threshold):
@@ -66,7 +86,8 @@ def user_values(scores, test: pd.DataFrame, propensity=None, *, estimator: str =
         Per-item (1-D, length ``n_items``) or per-pair (2-D, ``(n_users, n_items)``)
         propensities; required by ``ips`` and ``snips``, ignored by ``aoa``.
     estimator : {"aoa", "ips", "snips"}, default "aoa"
-        Which per-user term to compute.
+        Which per-user term to compute: any registered estimator with per-user terms
+        (``estimators.ESTIMATORS``; :func:`register` adds one).
     n_relevant : array-like of length n_users, optional
         True number of relevant items of each user; required by ``ips``.
     metric : {"recall", "dcg", "auc"}, default "recall"
@@ -114,29 +135,25 @@ def user_values(scores, test: pd.DataFrame, propensity=None, *, estimator: str =
     >>> user_values(scores, test, k=1).tolist()
     [0.5, 1.0]
     """
-    if estimator not in ESTIMATORS:
-        raise ValueError(f"estimator must be one of {ESTIMATORS}, got {estimator!r}")
+    est = _get(estimator, per_user=True)
     scores, rel, k = _prepare(scores, test, metric, k, threshold)
     users = rel["user"].to_numpy(np.int64)
     gain = _gains(scores, rel, metric, k, exclude)
-    if estimator == "aoa":
-        return pd.Series(gain).groupby(users).mean().rename_axis("user")
-    if propensity is None:
-        raise ValueError(f"propensity is required for {estimator}")
-    p = check_propensity(propensity, users, rel["item"].to_numpy(np.int64), scores.shape,
-                         upper_one=estimator == "ips", clip=clip)
-    if estimator == "snips":
-        w = pd.DataFrame({"num": gain / p, "den": 1.0 / p}).groupby(users).sum()
-        return (w["num"] / w["den"]).rename_axis("user")
-    if n_relevant is None:
-        raise ValueError("n_relevant (true number of relevant items per user) is required for ips")
-    n_rel = check_n_relevant(n_relevant, scores.shape[0])
-    observed = np.bincount(users, minlength=scores.shape[0])
-    if (observed > n_rel).any():
-        raise ValueError("n_relevant is smaller than the observed relevant test items of some user")
-    sums = np.bincount(users, weights=gain / p, minlength=scores.shape[0])
-    keep = np.flatnonzero(n_rel >= 1)  # users with relevant items but none observed count as 0
-    return pd.Series(sums[keep] / n_rel[keep], index=pd.Index(keep, name="user"))
+    p = n_rel = None
+    if est.propensity is not None:
+        if propensity is None:
+            raise ValueError(f"propensity is required for {estimator}")
+        p = check_propensity(propensity, users, rel["item"].to_numpy(np.int64), scores.shape,
+                             upper_one=est.propensity == "absolute", clip=clip)
+    if est.needs_n_relevant:
+        if n_relevant is None:
+            raise ValueError("n_relevant (true number of relevant items per user) is required "
+                             f"for {estimator}")
+        n_rel = check_n_relevant(n_relevant, scores.shape[0])
+        if (np.bincount(users, minlength=scores.shape[0]) > n_rel).any():
+            raise ValueError("n_relevant is smaller than the observed relevant test items of "
+                             "some user")
+    return est.terms(gain, users, p, n_rel, scores.shape[0])
 
 
 def aoa(scores, test: pd.DataFrame, *, metric: str = "recall", k: int = 10,
@@ -328,7 +345,7 @@ def bootstrap_ci(scores, test: pd.DataFrame, propensity=None, *, estimator: str 
     propensity : array, optional
         Propensities, required by ``ips`` and ``snips``.
     estimator : {"aoa", "ips", "snips"}, default "aoa"
-        The estimator whose per-user terms are resampled.
+        The estimator whose per-user terms are resampled (any name in ``estimators.ESTIMATORS``).
     seed : int or numpy.random.Generator
         Randomness of the resamples (required).
     confidence : float, default 0.95

@@ -9,6 +9,7 @@ import pytest
 
 import recbias_tutorial as rb
 from recbias_tutorial import _comparison_methods as _m
+from recbias_tutorial import _estimator_registry as _reg
 from recbias_tutorial import comparison
 from recbias_tutorial.comparison import SUMMARY_COLUMNS, compare_methods, rank_agreement
 from recbias_tutorial.replications.jadidinejad2021 import powerlaw_propensity
@@ -99,8 +100,8 @@ def test_every_method_equals_the_public_estimator_on_the_same_sets(world, models
                               comparison._authors_propensity(s.train, s.n_items))
     test, random, int_rng = _m.draw_sets(s, np.random.default_rng(9))
     state = int_rng.bit_generator.state
-    est = _m.run_redraw(s, opts, test, random, int_rng)
-    names = [m for _, m in _m.method_names(opts)]
+    est = _reg.run_redraw(s, opts, test, random, int_rng)
+    names = [m for _, m in _reg.method_names(opts)]
     got = {(m, model): est[j, n] for j, m in enumerate(names) for n, model in enumerate(models)}
     train, n_true = world.mnar, s.n_true
     kw = dict(k=K, exclude=train)

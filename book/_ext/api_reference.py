@@ -3,7 +3,7 @@
 * **Top-level names.** The page documents every object once, in the module that is its public
   home (``recbias_tutorial.estimators.snips``). Docstrings may still refer to the flat names
   of ``import recbias_tutorial as rb``, e.g. ``:func:`recbias_tutorial.load_or_standin```.
-  For exactly those names (the package's ``_NAMES``), a reference that Sphinx cannot resolve
+  For exactly those names (the package's ``_NAMES`` and its registered estimators), a reference that Sphinx cannot resolve
   is retried at ``recbias_tutorial.<module>.<name>``. Any other unresolved reference is left
   alone, so nitpicky mode (``-n``) still reports it.
 * **Re-exported constants.** ``data``, ``models``, ``estimators`` and ``carraro_bridge`` re-export
@@ -31,7 +31,7 @@ def _on_missing_reference(app, env, node, contnode):
     prefix, _, name = target.rpartition(".")
     if prefix != PACKAGE:
         return None
-    module = importlib.import_module(PACKAGE)._NAMES.get(name)
+    module = importlib.import_module(PACKAGE)._home(name)
     if module is None:
         return None
     node["reftarget"] = f"{PACKAGE}.{module}.{name}"
