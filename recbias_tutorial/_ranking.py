@@ -417,21 +417,48 @@ def gains(scores, rel: pd.DataFrame, metric: str, k: int, exclude) -> np.ndarray
     return dcg_gain(z, k)
 
 
-def dcg_gain(z: np.ndarray, k: int) -> np.ndarray:
-    """DCG@k gain of positions z: 1/log2(z + 2) in the top k, else 0."""
-    return np.where(z < k, 1.0 / np.log2(z + 2.0), 0.0)
+def dcg_gain(z: np.ndarray, k) -> np.ndarray:
+    """DCG@k gain of positions z: 1/log2(z + 2) in the top k, else 0.
+
+    The one place the package writes this gain. ``k`` is a cut-off, or a 1-D array of
+    cut-offs: then one row of gains per cut-off, shape ``(len(k), len(z))``.
+    """
+    k = np.asarray(k)
+    if k.ndim == 0:
+        return np.where(z < k, 1.0 / np.log2(z + 2.0), 0.0)
+    return np.where(z[None, :] < k[:, None], (1.0 / np.log2(z + 2.0))[None, :], 0.0)
 
 
-def ideal_dcg(k: int, n_rel) -> np.ndarray:
+def ideal_dcg(k, n_rel) -> np.ndarray:
     """IDCG@k of ``n_rel`` relevant items (counts below 1 read as 1): the DCG of the first
-    ``min(n_rel, k)`` positions."""
-    ideal = np.cumsum(1.0 / np.log2(np.arange(k) + 2.0))
+    ``min(n_rel, k)`` positions. ``k`` may be an array that broadcasts against ``n_rel``."""
+    ideal = np.cumsum(1.0 / np.log2(np.arange(int(np.max(k))) + 2.0))
     return ideal[np.clip(np.minimum(n_rel, k), 1, None) - 1]
 
 
-def ndcg(dcg, n_rel, k: int):
+def ndcg(dcg, n_rel, k):
     """nDCG@k: DCG divided by the ideal DCG of ``n_rel`` >= 1 relevant items."""
     return dcg / ideal_dcg(k, n_rel)
+
+
+def mean_ndcg(codes: np.ndarray, n_codes: int, z: np.ndarray, k: int) -> float:
+    """Mean over users (``codes`` in ``0..n_codes-1``) with >= 1 row of their nDCG@k, each
+    user's rows being their relevant items; NaN without rows."""
+    if len(codes) == 0:
+        return float("nan")
+    dcg = np.bincount(codes, weights=dcg_gain(z, k), minlength=n_codes)
+    n_rel = np.bincount(codes, minlength=n_codes)
+    has = n_rel > 0
+    return float(np.mean(ndcg(dcg[has], n_rel[has], k)))
+
+
+def cell_ndcg_means(dcg: np.ndarray, n_rel: np.ndarray, k) -> np.ndarray:
+    """Per stratum, the mean nDCG@k of its users with >= 1 row: ``dcg`` and ``n_rel`` are
+    (..., n_strata, n_users) sums and counts per cell; NaN for an empty stratum."""
+    has = n_rel > 0
+    per_user = np.where(has, ndcg(dcg, n_rel, k), 0.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return per_user.sum(axis=-1) / has.sum(axis=-1)
 
 
 def as_sets(test, name: str) -> dict[str, pd.DataFrame]:

@@ -284,7 +284,7 @@ def subset_metrics(positions: np.ndarray, test: pd.DataFrame, subsets: Mapping[A
     ValueError
         If ``k`` is not a positive integer; if ``test`` is not a DataFrame with columns
         ``user`` and ``rating``; if ``positions`` does not have one entry per row of
-        ``test``; if ``subsets`` is not a mapping, or one of its subsets has row positions
+        ``test`` or holds anything but whole numbers >= 0; if ``subsets`` is not a mapping, or one of its subsets has row positions
         outside ``0..len(test) - 1``.
 
     See Also
@@ -305,6 +305,11 @@ def subset_metrics(positions: np.ndarray, test: pd.DataFrame, subsets: Mapping[A
     z_all = np.asarray(positions)
     if z_all.shape != (len(test),):
         raise ValueError(f"positions must have one entry per row of test ({len(test)}), got shape {z_all.shape}")
+    if z_all.dtype == bool or not np.issubdtype(z_all.dtype, np.number) or (
+            z_all.size and not (np.isfinite(z_all).all() and (z_all >= 0).all()
+                                and (z_all == np.floor(z_all)).all())):
+        raise ValueError("positions must hold whole numbers >= 0 (0 = ranked first), as from "
+                         "rank_positions")
     if not isinstance(subsets, Mapping):
         raise ValueError(f"subsets must be a mapping key -> row positions, got {type(subsets).__name__}")
     keys = list(subsets)
@@ -325,7 +330,7 @@ def subset_metrics(positions: np.ndarray, test: pd.DataFrame, subsets: Mapping[A
     n_rel = np.bincount(g, minlength=n_groups).astype(float)
     hit = z < k
     hits = np.bincount(g, weights=hit, minlength=n_groups)
-    dcg = np.bincount(g, weights=np.where(hit, 1.0 / np.log2(np.maximum(z, 0) + 2.0), 0.0), minlength=n_groups)
+    dcg = np.bincount(g, weights=dcg_gain(z, k), minlength=n_groups)
     # AP@k: at the j-th hit (0-based, by position) of a user, precision = (j + 1) / (Z + 1)
     h = np.flatnonzero(hit)
     order = np.lexsort((z[h], g[h]))

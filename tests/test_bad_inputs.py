@@ -195,6 +195,12 @@ CASES = [
      "positions"),
     ("subset rows out of range", lambda: metrics.subset_metrics(np.zeros(4), T, {0: [7]}),
      "subsets"),
+    ("subset positions negative", lambda: metrics.subset_metrics(np.array([0, -1, 2, 3]), T, {0: [0]}),
+     "positions"),
+    ("subset positions fractional", lambda: metrics.subset_metrics(np.full(4, 0.5), T, {0: [0]}),
+     "positions"),
+    ("subset positions NaN", lambda: metrics.subset_metrics(np.full(4, np.nan), T, {0: [0]}),
+     "positions"),
 ]
 
 

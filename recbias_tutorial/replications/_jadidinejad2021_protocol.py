@@ -18,7 +18,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._ranking import dcg_gain, exclude_matrix, positions, relevant
+from .._ranking import (cell_ndcg_means, dcg_gain, exclude_matrix, ideal_dcg, mean_ndcg,
+                        positions, relevant)
 from ..data import drop_seen
 from ..estimators import assign_strata
 from ..propensity import fit_popularity_exponent, popularity_propensity
@@ -123,25 +124,6 @@ def authors_split(mnar: pd.DataFrame, seed: int, test_size: float = 0.2):
     test_all = mnar.iloc[perm[n - n_test:]].reset_index(drop=True)
     known = (test_all["user"].isin(set(train["user"])) & test_all["item"].isin(set(train["item"])))
     return train, test_all, test_all[known].reset_index(drop=True)
-
-
-def _per_user_ndcg(codes: np.ndarray, n_codes: int, z: np.ndarray, k: int) -> np.ndarray:
-    """Per-user nDCG@k of binary relevance (users with >= 1 row; NaN for the others)."""
-    dcg = np.bincount(codes, weights=dcg_gain(z, k), minlength=n_codes)
-    n_rel = np.bincount(codes, minlength=n_codes)
-    ideal = np.cumsum(1.0 / np.log2(np.arange(max(k, 1)) + 2.0))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(n_rel > 0, dcg / ideal[np.clip(np.minimum(n_rel, k) - 1, 0, None)], np.nan)
-
-
-def _mean_ndcg(codes, n_codes, z, k) -> float:
-    v = _per_user_ndcg(codes, n_codes, z, k)
-    return float(np.nanmean(v)) if np.isfinite(v).any() else float("nan")
-
-
-def _gains(z: np.ndarray, kks: np.ndarray) -> np.ndarray:
-    """DCG gains of positions z at every cut-off: shape (len(kks), len(z))."""
-    return np.where(z[None, :] < kks[:, None], 1.0 / np.log2(z + 2.0)[None, :], 0.0)
 
 
 def _sums(cell: np.ndarray, weights: np.ndarray, size: int) -> np.ndarray:
@@ -250,14 +232,13 @@ class SplitSet:
         n_items, n_rel_rows = self.n_items, len(self.rel)
         kks = np.array([n_items if k is None else k for k in self.ks])
         kns = [-1 if k is None else k for k in self.ks]
-        ideal = np.cumsum(1.0 / np.log2(np.arange(n_items) + 2.0))
         z_unseen = positions(scores, self.pairs_unseen, self.exclude, None)
         z_of = {"all": positions(scores, self.pairs_all, None, None),
                 "unseen": z_unseen[:n_rel_rows]}
         for cand in CHOICES["candidates"]:
-            gain = _gains(z_of[cand], kks)
+            gain = dcg_gain(z_of[cand], kks)
             dcg = _sums(self.codes, gain, self.n_codes)
-            holdout = np.mean(dcg / ideal[np.minimum(self.counts[None, :], kks[:, None]) - 1], axis=1)
+            holdout = np.mean(dcg / ideal_dcg(kks[:, None], self.counts[None, :]), axis=1)
             # IPS / SNIPS as the authors' code runs them (wrong key, Cornac 1.x gains)
             v = self.ips_authors.values(z_of[cand], kks)
             tot = self.ips_total_authors
@@ -269,11 +250,7 @@ class SplitSet:
             strata = {}
             for spec, (cell, n_rel, shares) in self.strata.items():
                 d = _sums(cell, gain, n_rel.size).reshape(len(kks), *n_rel.shape)
-                has = n_rel > 0
-                depth = np.clip(np.minimum(n_rel[None], kks[:, None, None]) - 1, 0, None)
-                per_user = np.where(has[None], d / ideal[depth], 0.0)
-                with np.errstate(invalid="ignore", divide="ignore"):
-                    values = per_user.sum(axis=2) / has.sum(axis=1)[None, :]
+                values = cell_ndcg_means(d, n_rel[None], kks[:, None, None])
                 strata[spec] = (values, {wk: np.nansum(sh[None, :] * values, axis=1)
                                          for wk, sh in shares.items()})
             for j, kn in enumerate(kns):
@@ -292,7 +269,7 @@ class SplitSet:
         if len(self.mar):
             z = z_unseen[n_rel_rows:]
             n_mar = len(self.mar_users)
-            truth = [(kn, _mean_ndcg(self.mar_codes, n_mar, z, int(kk))) for kn, kk in zip(kns, kks)]
+            truth = [(kn, mean_ndcg(self.mar_codes, n_mar, z, int(kk))) for kn, kk in zip(kns, kks)]
         return rows, truth
 
 
@@ -302,7 +279,7 @@ def truth_values(scores: np.ndarray, mar: pd.DataFrame, *, threshold: float, ks)
     users, codes = np.unique(rel["user"].to_numpy(np.int64), return_inverse=True)
     z = positions(scores, rel, None, None)
     n_items = scores.shape[1]
-    return [(-1 if k is None else k, _mean_ndcg(codes, len(users), z, n_items if k is None else k))
+    return [(-1 if k is None else k, mean_ndcg(codes, len(users), z, n_items if k is None else k))
             for k in ks]
 
 

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._ranking import dcg_gain, ndcg, positions, ranking_input, relevant
+from .._ranking import cell_ndcg_means, dcg_gain, mean_ndcg, positions, ranking_input, relevant
 from .._validation import (check_choice, check_feedback, check_frame, check_int, check_k,
                            check_propensity, check_scores)
 from ..estimators import BINNINGS, assign_strata
@@ -98,16 +98,6 @@ def rank_relevant(scores: Any, test: pd.DataFrame, *, k: int, threshold: float =
     return pd.DataFrame({"user": users, "item": items, "z": z, "p": p})
 
 
-def _meanndcg(codes: np.ndarray, z: np.ndarray, k: int, n_codes: int) -> float:
-    """Mean over users (codes) with >= 1 row of per-user nDCG@k (ideal DCG of their rows)."""
-    if len(codes) == 0:
-        return float("nan")
-    dcg = np.bincount(codes, weights=dcg_gain(z, k), minlength=n_codes)
-    n_rel = np.bincount(codes, minlength=n_codes)
-    has = n_rel > 0
-    return float(np.mean(ndcg(dcg[has], n_rel[has], k)))
-
-
 class _Strata:
     """One stratification of a prepared test set: (stratum, user) cells and shares."""
 
@@ -115,16 +105,12 @@ class _Strata:
         self.n = n
         self.cell = stratum * n_codes + codes
         self.n_rel = np.bincount(self.cell, minlength=n * n_codes).reshape(n, n_codes)
-        self.has = self.n_rel > 0
-        self.n_users = self.has.sum(axis=1)
         self.shares = np.bincount(stratum, minlength=n) / len(stratum)
 
     def values(self, gain: np.ndarray, k: int) -> np.ndarray:
         """Mean per-user nDCG@k of each stratum (NaN for an empty stratum)."""
         dcg = np.bincount(self.cell, weights=gain, minlength=self.n_rel.size).reshape(self.n_rel.shape)
-        per_user = np.where(self.has, ndcg(dcg, np.maximum(self.n_rel, 1), k), 0.0)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return per_user.sum(axis=1) / self.n_users
+        return cell_ndcg_means(dcg, self.n_rel, k)
 
 
 class _RankedSet:
@@ -256,12 +242,12 @@ def holdout_evaluator(*, holdout: pd.DataFrame, propensity: Any, n_items: int,
         rows: list[tuple] = []
         if true is not None:
             z_true = rank_positions(scores, true.rel, exclude=exclude, k=k_max)
-            rows += [("truth", 0, "", k, _meanndcg(true.codes, z_true, k, true.n_codes)) for k in ks]
+            rows += [("truth", 0, "", k, mean_ndcg(true.codes, true.n_codes, z_true, k)) for k in ks]
         z = rank_positions(scores, held.rel, exclude=exclude, k=k_max)
         c, w = held.codes, 1.0 / held.p
         for k in ks:
             gain = dcg_gain(z, k)
-            rows.append(("holdout", 0, "", k, _meanndcg(c, z, k, held.n_codes)))
+            rows.append(("holdout", 0, "", k, mean_ndcg(c, held.n_codes, z, k)))
             ips = np.bincount(c, weights=gain * w, minlength=held.n_codes) / held.counts
             rows.append(("IPS", 0, "", k, float(ips.mean())))
             num = np.bincount(c, weights=gain * w, minlength=held.n_codes)
