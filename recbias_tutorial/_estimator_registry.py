@@ -54,23 +54,17 @@ class Redraw:
 class Estimator:
     """Base class of the package's estimators: subclass it and :func:`register` an instance.
 
-    A subclass sets the class attributes below and defines :meth:`terms` (per-user terms
-    whose mean is the estimate), :meth:`compare` (its estimates in the comparison), or both.
+    A subclass sets these class attributes and defines :meth:`terms` (per-user terms whose
+    mean is the estimate), :meth:`compare` (its estimates in the comparison), or both:
 
-    Attributes
-    ----------
-    name : str
-        Its key (``estimator=name``), and ``rb.<name>`` when it has a function.
-    family, label : str
-        Its rows in :func:`~recbias_tutorial.comparison.compare_methods` (a subclass with
-        several rows overrides :meth:`methods`).
-    function : callable, str or None
-        Its public function, or the package module (e.g. ``"estimators"``) that defines a
-        function called ``name``.
-    propensity : {None, "relative", "absolute"}
-        Whether it needs propensities: any positive scale, or probabilities in (0, 1].
-    needs_n_relevant : bool
-        Whether it needs the true number of relevant items of each user.
+    * ``name``: its key (``estimator=name``), and ``rb.<name>`` when it has a function;
+    * ``family`` and ``label``: its rows in :func:`~recbias_tutorial.comparison.compare_methods`
+      (a subclass with several rows overrides :meth:`methods`);
+    * ``function``: its public function, or the name of the package module (e.g.
+      ``"estimators"``) that defines a function called ``name``; None when there is none;
+    * ``propensity``: None, ``"relative"`` (propensities of any positive scale) or
+      ``"absolute"`` (probabilities in (0, 1]);
+    * ``needs_n_relevant``: whether it needs the true number of relevant items of each user.
 
     Examples
     --------
@@ -82,8 +76,6 @@ class Estimator:
     name: ClassVar[str] = ""
     family: ClassVar[str] = "other"
     label: ClassVar[str] = ""
-    #: the public function: a callable, or the package module (e.g. ``"estimators"``) that
-    #: defines a function called ``name``; None when there is none
     function: ClassVar[Any] = None
     propensity: ClassVar[str | None] = None
     needs_n_relevant: ClassVar[bool] = False
