@@ -27,9 +27,24 @@ import pandas as pd
 from .._validation import check_choice
 from . import _files
 from ._feedback import FeedbackData, feedback_frame
-from ._registry import DATASETS
+from ._registry import DATASETS, RECORDS
 
 __all__ = ["LOADERS", "load", "load_coat", "load_kuairec", "load_movielens_100k", "load_yahoo_r3"]
+
+#: The loader of each dataset, registered by :func:`_loader` (one per record of the registry).
+LOADERS: dict[str, Callable[[], FeedbackData]] = {}
+
+
+def _loader(name: str) -> Callable:
+    """Register the decorated function as the loader of the dataset record ``name``."""
+    if name not in RECORDS:
+        raise ValueError(f"name must be a dataset of the registry {DATASETS}, got {name!r}")
+
+    def add(function: Callable[[], FeedbackData]) -> Callable[[], FeedbackData]:
+        LOADERS[name] = function
+        return function
+
+    return add
 
 def _check_ids(frame: pd.DataFrame, n_users: int, n_items: int, path: Path) -> pd.DataFrame:
     for column, n in (("user", n_users), ("item", n_items)):
@@ -54,6 +69,7 @@ def _read_dense(path: Path, shape: tuple[int, int]) -> pd.DataFrame:
     return feedback_frame(user, item, matrix[user, item])
 
 
+@_loader("coat")
 def load_coat() -> FeedbackData:
     """Coat shopping (Schnabel et al., ICML 2016): 290 users x 300 coats, 1-5 stars.
 
@@ -107,6 +123,7 @@ def _read_triples(path: Path, n_users: int, n_items: int, *, extra: int = 0) -> 
     return _check_ids(frame, n_users, n_items, path)
 
 
+@_loader("yahoo_r3")
 def load_yahoo_r3() -> FeedbackData:
     """Yahoo! R3 music ratings (Marlin & Zemel): 15,400 users x 1,000 songs, 1-5 stars.
 
@@ -156,6 +173,7 @@ def load_yahoo_r3() -> FeedbackData:
             "https://webscope.sandbox.yahoo.com/")))
 
 
+@_loader("movielens_100k")
 def load_movielens_100k() -> FeedbackData:
     """MovieLens 100K (GroupLens): 943 users x 1,682 movies, 100,000 ratings of 1-5 stars.
 
@@ -269,6 +287,7 @@ def _split_wang2025(full: pd.DataFrame, mnar: pd.DataFrame) -> tuple[pd.DataFram
     return unlogged, logged
 
 
+@_loader("kuairec")
 def load_kuairec(*, split: str = "all") -> FeedbackData:
     """KuaiRec 2.0 (Gao et al., CIKM 2022): a fully observed block of a video feed.
 
@@ -348,11 +367,6 @@ def load_kuairec(*, split: str = "all") -> FeedbackData:
                      matches_paper=counts == WANG2025_KUAIREC_COUNTS)
     info = _info(located, **parsed.pop("info"), **extra)
     return FeedbackData(name="kuairec", threshold=2.0, info=info, **parsed)
-
-
-LOADERS: dict[str, Callable[[], FeedbackData]] = {
-    "coat": load_coat, "yahoo_r3": load_yahoo_r3,
-    "movielens_100k": load_movielens_100k, "kuairec": load_kuairec}
 
 
 def load(name: str) -> FeedbackData:

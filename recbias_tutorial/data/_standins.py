@@ -9,7 +9,7 @@ from .._validation import check_choice, check_seed
 from ._feedback import FeedbackData
 from ._files import DatasetNotFoundError, data_required
 from ._loaders import LOADERS
-from ._registry import DATASETS
+from ._registry import DATASETS, RECORDS
 from ._worlds import simulate
 
 __all__ = ["STANDINS", "StandinWarning", "load_or_standin"]
@@ -19,18 +19,11 @@ class StandinWarning(UserWarning):
     """A chapter runs on a simulated stand-in because a dataset is missing."""
 
 
-#: ``simulate`` arguments of each stand-in (shapes and densities of the real data).
-#: KuaiRec's stand-in is a 1-5 star world (threshold 4.0, not watch ratios) whose
-#: ``full`` covers every pair; its ~500 MNAR rows per user are a rough guess.
-STANDINS: dict[str, dict] = {
-    "coat": dict(n_users=290, n_items=300, mean_ratings_per_user=24.0,
-                 n_mar_users=290, n_mar_items=16),
-    "yahoo_r3": dict(n_users=15400, n_items=1000, mean_ratings_per_user=311704 / 15400,
-                     n_mar_users=5400, n_mar_items=10),
-    "movielens_100k": dict(n_users=943, n_items=1682, mean_ratings_per_user=100000 / 943,
-                           n_mar_items=0),
-    "kuairec": dict(n_users=1411, n_items=3327, mean_ratings_per_user=500.0, n_mar_items=0),
-}
+#: ``simulate`` arguments of each stand-in (shapes and densities of the real data; each is
+#: the ``standin`` field of the dataset's record in ``_registry.RECORDS``). KuaiRec's
+#: stand-in is a 1-5 star world (threshold 4.0, not watch ratios) whose ``full`` covers
+#: every pair; its ~500 MNAR rows per user are a rough guess.
+STANDINS: dict[str, dict] = {name: record.standin for name, record in RECORDS.items()}
 
 
 def load_or_standin(name: str, *, seed) -> FeedbackData:

@@ -522,3 +522,18 @@ def test_kuairec_wang2025_split_counts_on_the_real_files():
     """Our reading of the paper's split must reproduce its Table 2 counts on the real data."""
     data = load_kuairec(split="wang2025")
     assert {"mnar": len(data.mnar), "full": len(data.full)} == data.info["paper_counts"]
+
+
+def test_every_dataset_is_one_record_with_one_loader():
+    from recbias_tutorial.data import _loaders, _registry
+
+    assert tuple(_registry.RECORDS) == datasets.DATASETS == tuple(_loaders.LOADERS)
+    for name, record in _registry.RECORDS.items():
+        assert record.name == name and record.title
+        assert set(record.required) <= set(record.sha256)  # every file read has a sum (or TOFU)
+        assert datasets.STANDINS[name] is record.standin
+        assert _registry.SHA256[name] is record.sha256  # the views are the records' own dicts
+        assert (name in _registry.SOURCES) == (record.source is not None)
+    assert "yahoo_r3" not in _registry.SOURCES  # Webscope licence: never downloaded
+    with pytest.raises(ValueError, match="name must be a dataset of the registry"):
+        _loaders._loader("netflix")
