@@ -16,7 +16,8 @@ import pandas as pd
 
 from ._ranking import (as_sets, curves_frame, positions, ranking_input, recall_per_user,
                        within_user_positions)
-from ._validation import check_cutoffs, check_feedback, check_int, check_scores
+from ._validation import check_cutoffs, check_feedback, check_int
+from .scorer import check_scores
 
 
 def ure_recall(scores, random: pd.DataFrame, *, k: int, threshold: float = 4.0,

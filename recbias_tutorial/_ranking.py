@@ -20,8 +20,8 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from ._validation import check_feedback, check_k, check_real, check_scores
-from .scorer import Scorer
+from ._validation import check_feedback, check_k, check_real
+from .scorer import Scorer, check_scores
 
 CHUNK_CELLS = 1 << 20  # ~8 MB of float64 per chunk of users: stays in cache, one reused buffer
 _SORT_ROWS_PER_USER = 8  # above this many test rows per user, one sort beats comparisons

@@ -17,7 +17,7 @@ import pandas as pd
 
 FEEDBACK_COLUMNS = ("user", "item", "rating")
 _MAX_ID = np.iinfo(np.int64).max  # "no upper bound" for ids of frames checked without a matrix
-#: Largest id accepted when no id space is given: ids are contiguous 0..n-1 (DESIGN.md), and
+#: Largest id accepted when no id space is given: ids are contiguous 0..n-1 (``FeedbackData``), and
 #: kernels allocate arrays of length max id + 1, so a stray huge id must not reach them.
 MAX_IMPLICIT_ID = 100_000_000
 
@@ -171,28 +171,6 @@ def seed_int(seed: Any, name: str = "seed") -> int:
 # --------------------------------------------------------------------------------------
 # scores, feedback, propensities
 # --------------------------------------------------------------------------------------
-def check_scores(scores: Any) -> Any:
-    """A finite 2-D real array (users x items), or a Scorer (its blocks are checked as read)."""
-    from .scorer import Scorer  # below this module in the layering; imported at call time
-
-    if isinstance(scores, Scorer):
-        return scores
-    arr = np.asarray(scores)
-    if arr.ndim != 2:
-        raise ValueError(f"scores must be a 2-D array (users x items), got shape {arr.shape}")
-    if arr.shape[0] == 0 or arr.shape[1] == 0:
-        raise ValueError(f"scores must not be empty, got shape {arr.shape}")
-    if not np.issubdtype(arr.dtype, np.number) or np.issubdtype(arr.dtype, np.complexfloating):
-        raise ValueError(f"scores must be real numbers, got dtype {arr.dtype}")
-    # one summing pass (no temporary mask) clears finite data; only a NaN, an inf or an
-    # overflowing sum needs the element-wise look
-    if np.issubdtype(arr.dtype, np.floating) and not np.isfinite(arr.sum()) \
-            and not np.isfinite(arr).all():
-        bad = int((~np.isfinite(arr)).sum())
-        raise ValueError(f"scores must be finite, found {bad} NaN or infinite values")
-    return arr
-
-
 def check_feedback(frame: Any, name: str, n_users: int = _MAX_ID, n_items: int = _MAX_ID, *,
                    require_rating: bool = True, allow_empty: bool = False,
                    unique: bool = True) -> pd.DataFrame:

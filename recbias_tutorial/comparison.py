@@ -53,15 +53,10 @@ from . import _comparison_methods as _m
 from ._estimator_registry import cache_key as _registry_key
 from ._estimator_registry import method_names as _method_names
 from ._estimator_registry import run_redraw as _run_redraw
-from ._validation import (
-    as_generator,
-    check_frame,
-    check_int,
-    check_mapping,
-    check_real,
-    check_scores,
-)
+from ._params import Interval, Seed, declare
+from ._validation import as_generator, check_frame, check_int, check_mapping, check_real
 from .data import FeedbackData
+from .scorer import check_scores
 
 __all__ = ["SUMMARY_COLUMNS", "compare_methods", "method_summary", "rank_agreement"]
 
@@ -143,6 +138,9 @@ def _authors_propensity(train: pd.DataFrame, n_items: int) -> np.ndarray:
     return np.maximum(p, 1.0)  # unseen items: as rare as an item seen once
 
 
+@declare(seed=Seed(), n_redraws=Interval(int, 2), k=Interval(int, 1, optional=True),
+         n_strata=Interval(int, 1), clip_quantile=Interval(float, 0.0, 1.0, open="both"),
+         item_power=Interval(float, 0.0))
 def compare_methods(world: FeedbackData, *, models: Mapping, seed, n_redraws: int = 20,
                     k: int = 10, gammas=(0.0, 1.0, 2.0), sizes=(0.2, 0.5), n_strata: int = 2,
                     clip_quantile: float = 0.05, item_power: float = 2.0,
@@ -233,18 +231,13 @@ def compare_methods(world: FeedbackData, *, models: Mapping, seed, n_redraws: in
     shape = (world.n_users, world.n_items)
     models = _check_models(models, shape)
     rng = as_generator(seed)
-    n_redraws = check_int(n_redraws, "n_redraws", 2)
     whole = k is None
-    k = world.n_items if whole else check_int(k, "k", 1, world.n_items)
-    n_strata = check_int(n_strata, "n_strata", 1)
+    k = world.n_items if whole else check_int(k, "k", 1, world.n_items)  # bound: the world's
     gammas = tuple(check_real(g, "gammas", low=-1.0, low_open=True) for g in np.atleast_1d(gammas))
     sizes = tuple(check_real(r, "sizes", low=0.0, low_open=True, high=1.0)
                   for r in np.atleast_1d(sizes))
     if not gammas or not sizes:
         raise ValueError("gammas and sizes must not be empty")
-    clip_quantile = check_real(clip_quantile, "clip_quantile", low=0.0, high=1.0,
-                               low_open=True, high_open=True)
-    item_power = check_real(item_power, "item_power", low=0.0)
     from ._result_cache import arrays_key, cached_table
 
     args = dict(n_redraws=n_redraws, whole=whole, k=k, gammas=gammas, sizes=sizes,

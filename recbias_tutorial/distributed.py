@@ -29,16 +29,12 @@ import numpy as np
 import pandas as pd
 
 from ._estimator_registry import get as _get
+from ._estimator_registry import per_user_names
+from ._params import Interval, Options, declare
 from ._ranking import is_scorer
-from ._validation import (
-    check_feedback,
-    check_int,
-    check_n_relevant,
-    check_propensity_shape,
-    check_scores,
-)
+from ._validation import check_feedback, check_n_relevant, check_propensity_shape
 from .estimators import user_values
-from .scorer import Scorer
+from .scorer import Scorer, check_scores
 
 __all__ = ["estimate"]
 
@@ -72,6 +68,7 @@ def _block_sum(scores: Any, test: pd.DataFrame, exclude: pd.DataFrame | None, pr
     return float(values.sum()), int(len(values))
 
 
+@declare(estimator=Options(per_user_names), users_per_task=Interval(int, 1))
 def estimate(scores: Any, test: pd.DataFrame, propensity: Any = None, *, client: Any,
              estimator: str = "aoa", n_relevant: Any = None, metric: str = "recall",
              k: int = 10, threshold: float = 4.0, exclude: pd.DataFrame | None = None,
@@ -127,7 +124,6 @@ def estimate(scores: Any, test: pd.DataFrame, propensity: Any = None, *, client:
         raise ValueError("client must be a dask.distributed.Client (e.g. Client() locally, or "
                          f"Client('tcp://scheduler:8786')), got {type(client).__name__}")
     est = _get(estimator, per_user=True)
-    users_per_task = check_int(users_per_task, "users_per_task")
     scores = check_scores(scores)
     n_users, n_items = scores.shape
     check_feedback(test, "test", n_users, n_items)

@@ -32,6 +32,7 @@ from . import _builtin_estimators  # noqa: F401  (registers the package's estima
 from ._estimator_registry import Estimator, register, registered, unregister
 from ._estimator_registry import get as _get
 from ._estimator_registry import per_user_names as _per_user_names
+from ._params import Interval, Options, Seed, declare
 from ._random_exposure import kbar_curves, recall_at_kbar, ure_recall
 from ._ranking import GAINS, ranking_input
 from ._ranking import gains as _gains
@@ -58,9 +59,13 @@ def __getattr__(name: str):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+#: Declared rules of the arguments every estimator shares.
+_GAIN_RULES = dict(metric=Options(GAINS), k=Interval(int, 1, optional=True),
+                   threshold=Interval(float))
+_CLIP_RULE = dict(clip=Interval(float, 0.0, open="low", optional=True))  # <= 1 for ips: body
+
+
 def _prepare(scores, test, metric, k, threshold):
-    if metric not in GAINS:
-        raise ValueError(f"metric must be one of {GAINS}, got {metric!r}")
     if metric != "auc" and k is None:
         raise ValueError(f"k must be an integer cut-off for metric={metric!r}, got None")
     scores, k, rel = ranking_input(scores, test, threshold=threshold,
@@ -68,6 +73,7 @@ def _prepare(scores, test, metric, k, threshold):
     return scores, rel, k
 
 
+@declare(estimator=Options(_per_user_names), **_GAIN_RULES, **_CLIP_RULE)
 def user_values(scores, test: pd.DataFrame, propensity=None, *, estimator: str = "aoa",
                 n_relevant=None, metric: str = "recall", k: int = 10, threshold: float = 4.0,
                 exclude: pd.DataFrame | None = None, clip: float | None = None) -> pd.Series:
@@ -156,6 +162,7 @@ def user_values(scores, test: pd.DataFrame, propensity=None, *, estimator: str =
     return est.terms(gain, users, p, n_rel, scores.shape[0])
 
 
+@declare(**_GAIN_RULES)
 def aoa(scores, test: pd.DataFrame, *, metric: str = "recall", k: int = 10,
         threshold: float = 4.0, exclude: pd.DataFrame | None = None) -> float:
     """Average-Over-All: the plain average of a gain over held-out relevant items.
@@ -207,6 +214,7 @@ def aoa(scores, test: pd.DataFrame, *, metric: str = "recall", k: int = 10,
                              exclude=exclude).mean())
 
 
+@declare(**_GAIN_RULES, **_CLIP_RULE)
 def snips(scores, test: pd.DataFrame, propensity, *, metric: str = "recall", k: int = 10,
           threshold: float = 4.0, exclude: pd.DataFrame | None = None,
           clip: float | None = None) -> float:
@@ -265,6 +273,7 @@ def snips(scores, test: pd.DataFrame, propensity, *, metric: str = "recall", k: 
                              threshold=threshold, exclude=exclude, clip=clip).mean())
 
 
+@declare(**_GAIN_RULES, **_CLIP_RULE)
 def ips(scores, test: pd.DataFrame, propensity, *, n_relevant, metric: str = "recall",
         k: int = 10, threshold: float = 4.0, exclude: pd.DataFrame | None = None,
         clip: float | None = None) -> float:
@@ -328,6 +337,9 @@ def ips(scores, test: pd.DataFrame, propensity, *, n_relevant, metric: str = "re
                              clip=clip).mean())
 
 
+@declare(estimator=Options(_per_user_names), seed=Seed(),
+         confidence=Interval(float, 0.0, 1.0, open="both"), n_resamples=Interval(int, 1),
+         skip_nested=False)  # forwards **kwargs to user_values, which checks them
 def bootstrap_ci(scores, test: pd.DataFrame, propensity=None, *, estimator: str = "aoa",
                  seed, confidence: float = 0.95, n_resamples: int = 1000,
                  **kwargs) -> tuple[float, float, float]:

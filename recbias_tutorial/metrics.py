@@ -20,7 +20,8 @@ import pandas as pd
 
 from ._ranking import (as_sets, curves_frame, dcg_gain, exclude_matrix, n_candidates, ndcg,
                        positions, ranking_input, recall_per_user)
-from ._validation import check_cutoffs, check_feedback, check_frame, check_int, check_k, check_scores
+from ._validation import check_cutoffs, check_feedback, check_frame, check_int, check_k
+from .scorer import check_scores
 
 __all__ = ["rank_positions", "ranking_metrics", "recall_curves", "subset_metrics"]
 

@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 from scipy import optimize, special
 
+from ._params import Interval, declare
 from ._validation import check_feedback, check_int, check_real
 
 __all__ = ["fit_popularity_exponent", "item_counts", "naive_bayes_propensity", "pair_propensity",
@@ -66,6 +67,7 @@ def item_counts(train: pd.DataFrame, n_items: int) -> np.ndarray:
     return np.bincount(train["item"].to_numpy(np.int64), minlength=n_items)
 
 
+@declare(gamma=Interval(float, -1.0, open="low"))
 def popularity_propensity(train: pd.DataFrame, n_items: int, *, gamma: float) -> np.ndarray:
     r"""Per-item propensities :math:`p_i \propto n_i^{(\gamma+1)/2}`, scaled so the largest is 1.
 
@@ -108,7 +110,6 @@ def popularity_propensity(train: pd.DataFrame, n_items: int, *, gamma: float) ->
     >>> popularity_propensity(train, 3, gamma=1.0).round(3).tolist()
     [1.0, 0.333, 0.333]
     """
-    gamma = check_real(gamma, "gamma", low=-1.0, low_open=True)
     n = np.maximum(item_counts(train, n_items), 1).astype(float)
     p = n ** ((gamma + 1.0) / 2.0)
     return p / p.max()

@@ -48,7 +48,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ._validation import as_generator, check_choice, check_feedback, check_real
+from ._params import Interval, Options, Seed, declare
+from ._validation import as_generator, check_feedback
 
 __all__ = ["STRATEGIES", "intervene", "intervention_weights"]
 
@@ -64,12 +65,14 @@ def _ids(df: object, name: str) -> tuple[np.ndarray, np.ndarray]:
     return df["user"].to_numpy(np.int64), df["item"].to_numpy(np.int64)
 
 
+#: Declared rules of the arguments both public functions share.
+_STRATEGY_RULES = dict(strategy=Options(STRATEGIES), item_power=Interval(float, 0.0),
+                       smoothing=Interval(float, 0.0))
+
+
 def _validate(heldout, strategy, train, mar, item_power, smoothing) -> dict:
     """Check the arguments; return the id arrays of the frames the strategy uses."""
-    check_choice(strategy, "strategy", STRATEGIES)
     ids = {"heldout": _ids(heldout, "heldout")}
-    check_real(item_power, "item_power", low=0.0)
-    check_real(smoothing, "smoothing", low=0.0)
     if strategy in _NEEDS_TRAIN:
         if train is None:
             raise ValueError(f"train is required for strategy={strategy!r} (the MNAR training data)")
@@ -122,6 +125,7 @@ def _log_weights(ids: dict, strategy: str, item_power: float, smoothing: float) 
     return log_wu + item_power * log_wi
 
 
+@declare(**_STRATEGY_RULES)
 def intervention_weights(heldout: pd.DataFrame, *, strategy: str, train: pd.DataFrame | None = None,
                          mar: pd.DataFrame | None = None, item_power: float = 2.0,
                          smoothing: float = 1.0) -> np.ndarray:
@@ -171,6 +175,7 @@ def intervention_weights(heldout: pd.DataFrame, *, strategy: str, train: pd.Data
     return np.exp(_log_weights(ids, strategy, float(item_power), float(smoothing)))
 
 
+@declare(**_STRATEGY_RULES, size=Interval(float, 0.0, 1.0, open="low"), seed=Seed())
 def intervene(heldout: pd.DataFrame, *, strategy: str, size: float, train: pd.DataFrame | None = None,
               mar: pd.DataFrame | None = None, item_power: float = 2.0,
               seed: int | np.random.Generator, smoothing: float = 1.0) -> pd.DataFrame:
@@ -220,7 +225,6 @@ def intervene(heldout: pd.DataFrame, *, strategy: str, size: float, train: pd.Da
     (2, True)
     """
     ids = _validate(heldout, strategy, train, mar, item_power, smoothing)
-    check_real(size, "size", low=0.0, low_open=True, high=1.0)
     rng = as_generator(seed)
     if strategy == "full":
         return heldout.copy()

@@ -150,3 +150,24 @@ def _finite(a: Any, name: str, ndim: int, length: int | None = None) -> np.ndarr
     if not np.isfinite(arr).all():
         raise ValueError(f"{name} has NaN or infinite values")
     return arr
+
+
+def check_scores(scores: Any) -> Any:
+    """A finite 2-D real array (users x items), or a :class:`Scorer` (its blocks are checked
+    as they are read); the boundary check of every function that takes scores."""
+    if isinstance(scores, Scorer):
+        return scores
+    arr = np.asarray(scores)
+    if arr.ndim != 2:
+        raise ValueError(f"scores must be a 2-D array (users x items), got shape {arr.shape}")
+    if arr.shape[0] == 0 or arr.shape[1] == 0:
+        raise ValueError(f"scores must not be empty, got shape {arr.shape}")
+    if not np.issubdtype(arr.dtype, np.number) or np.issubdtype(arr.dtype, np.complexfloating):
+        raise ValueError(f"scores must be real numbers, got dtype {arr.dtype}")
+    # one summing pass (no temporary mask) clears finite data; only a NaN, an inf or an
+    # overflowing sum needs the element-wise look
+    if np.issubdtype(arr.dtype, np.floating) and not np.isfinite(arr.sum()) \
+            and not np.isfinite(arr).all():
+        bad = int((~np.isfinite(arr)).sum())
+        raise ValueError(f"scores must be finite, found {bad} NaN or infinite values")
+    return arr

@@ -506,3 +506,69 @@ def test_bad_input_is_a_clear_value_error(label, call, argument):
     with pytest.raises(ValueError) as info:
         call()
     assert argument in str(info.value), f"{label}: {info.value}"
+
+
+# --- the rules the public functions declare (recbias_tutorial._params): one valid call of
+# each declared function; every value each declared rule refuses is tried in turn
+_W = rb.simulate(20, 10, seed=0, mean_ratings_per_user=3, n_mar_items=4)
+VALID_CALLS = {
+    estimators.user_values: lambda **kw: estimators.user_values(S, T, P, **kw),
+    estimators.aoa: lambda **kw: estimators.aoa(S, T, **kw),
+    estimators.snips: lambda **kw: estimators.snips(S, T, P, **kw),
+    estimators.ips: lambda **kw: estimators.ips(S, T, P, n_relevant=[2, 1, 0], **kw),
+    estimators.bootstrap_ci: lambda **kw: estimators.bootstrap_ci(
+        S, T, **{"seed": 0, "n_resamples": 10, **kw}),
+    sampling.intervene: lambda **kw: sampling.intervene(
+        T, **{"strategy": "reg", "size": 0.5, "seed": 0, **kw}),
+    sampling.intervention_weights: lambda **kw: sampling.intervention_weights(
+        T, **{"strategy": "reg", **kw}),
+    propensity.popularity_propensity: lambda **kw: propensity.popularity_propensity(
+        T, 12, **{"gamma": 1.0, **kw}),
+    comparison.compare_methods: lambda **kw: comparison.compare_methods(
+        _W, models={"a": np.eye(20, 10), "b": np.ones((20, 10))},
+        **{"seed": 0, "n_redraws": 2, "k": 2, "cache": False, **kw}),
+    distributed.estimate: lambda **kw: distributed.estimate(S, T, client=_FakeClient(), **kw),
+}
+
+
+def _declared_cases():
+    from recbias_tutorial._params import declared
+
+    for function, call in VALID_CALLS.items():
+        for argument, rule in declared(function).items():
+            for bad in rule.bad_values():
+                yield (f"{function.__module__.split('.')[-1]}.{function.__name__} "
+                       f"{argument}={bad!r}", call, argument, bad)
+
+
+DECLARED = list(_declared_cases())
+
+
+def test_every_declared_function_has_a_valid_call():
+    """A new declaration is covered without editing this file beyond one valid call."""
+    import importlib
+    import pkgutil
+
+    from recbias_tutorial._params import declared
+
+    found = set()
+    for module in pkgutil.walk_packages(rb.__path__, "recbias_tutorial."):
+        if module.name.split(".")[-1].startswith("_"):
+            continue
+        mod = importlib.import_module(module.name)
+        for name in getattr(mod, "__all__", ()):
+            obj = getattr(mod, name, None)
+            if callable(obj) and declared(obj):
+                found.add(obj)
+    assert found == set(VALID_CALLS)
+    assert len(DECLARED) >= 80
+    for function, call in VALID_CALLS.items():  # the valid calls are valid
+        if function is not distributed.estimate:  # its fake client stops it after the checks
+            call()
+
+
+@pytest.mark.parametrize("label, call, argument, bad", DECLARED, ids=[c[0] for c in DECLARED])
+def test_declared_rules_refuse_bad_values(label, call, argument, bad):
+    with pytest.raises(ValueError) as info:
+        call(**{argument: bad})
+    assert argument in str(info.value), f"{label}: {info.value}"

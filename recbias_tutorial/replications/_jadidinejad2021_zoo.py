@@ -17,9 +17,10 @@ import pandas as pd
 
 from .._ranking import cell_ndcg_means, dcg_gain, mean_ndcg, positions, ranking_input, relevant
 from .._validation import (check_choice, check_feedback, check_frame, check_int, check_k,
-                           check_propensity, check_scores)
+                           check_propensity)
 from ..estimators import BINNINGS, assign_strata
 from ..metrics import rank_positions
+from ..scorer import check_scores
 from ..stats import ranking_agreement, steiger_test
 
 __all__ = ["agreement", "evaluate_zoo", "holdout_evaluator", "rank_relevant", "steiger"]
