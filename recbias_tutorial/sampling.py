@@ -212,7 +212,7 @@ def intervene(heldout: pd.DataFrame, *, strategy: str, size: float, train: pd.Da
     See Also
     --------
     recbias_tutorial.sampling.intervention_weights : the weights of each strategy.
-    recbias_tutorial.replications.carraro_bridge.run_repetition : the protocol using them.
+    recbias_tutorial.replications.carraro2022.run_repetition : the protocol using them.
     recbias_tutorial.stats.kl_divergence : how far a test set's ratings are from MAR ones.
 
     Examples

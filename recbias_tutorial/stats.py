@@ -133,7 +133,7 @@ def kl_divergence(p_ratings: Any, q_ratings: Any, *, support: Any = None,
     See Also
     --------
     recbias_tutorial.stats.rating_distribution : the (unsmoothed) shares themselves.
-    recbias_tutorial.replications.carraro_bridge.run_repetition : reports KL to the MAR set.
+    recbias_tutorial.replications.carraro2022.run_repetition : reports KL to the MAR set.
 
     Examples
     --------
@@ -247,7 +247,7 @@ def paired_wilcoxon(x: Any, y: Any, **kw: Any) -> tuple[float, float]:
 
     See Also
     --------
-    recbias_tutorial.replications.carraro_bridge.wilcoxon_vs_truth : the test over seeds.
+    recbias_tutorial.replications.carraro2022.wilcoxon_vs_truth : the test over seeds.
     recbias_tutorial.stats.user_bootstrap : intervals of per-user means instead of a test.
 
     Examples

@@ -41,7 +41,7 @@ def test_import_is_light():
 
 def test_replications_are_reachable_from_the_top():
     assert rb.replications.jadidinejad2021.holdout_evaluator
-    assert rb.replications.carraro_bridge.run_protocol
+    assert rb.replications.carraro2022.run_protocol
     with pytest.raises(AttributeError):
         rb.replications.nonexistent  # noqa: B018
     with pytest.raises(AttributeError):
@@ -91,3 +91,16 @@ def test_a_generator_seed_equals_its_int_seed_where_documented():
     a = rb.random_split(_FRAME, (0.5, 0.5), seed=3)
     b = rb.random_split(_FRAME, (0.5, 0.5), seed=np.random.default_rng(3))
     assert all(x.equals(y) for x, y in zip(a, b))
+
+
+def test_old_replication_names_still_import_with_a_warning():
+    """Homework written against ``carraro_bridge`` keeps working for one release."""
+    code = ("import warnings, recbias_tutorial as rb\n"
+            "with warnings.catch_warnings(record=True) as w:\n"
+            "    warnings.simplefilter('always')\n"
+            "    from recbias_tutorial.replications import carraro_bridge\n"
+            "print(carraro_bridge.run_protocol is rb.replications.carraro2022.run_protocol,\n"
+            "      [x.category.__name__ for x in w], 'carraro2022' in str(w[0].message))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "True ['FutureWarning'] True"
+    assert "carraro_bridge" not in rb.replications.__all__

@@ -19,7 +19,7 @@ import scipy.sparse as sp
 import recbias_tutorial as rb
 from recbias_tutorial import (comparison, course, distributed, estimators, metrics, propensity,
                               sampling, stats)
-from recbias_tutorial.replications import carraro_bridge, jadidinejad2021, wang2025, yang2018
+from recbias_tutorial.replications import carraro2022, jadidinejad2021, wang2025, yang2018
 from recbias_tutorial.debiased_mf import calibrate_propensity, fit_mf
 
 S = np.random.default_rng(0).random((3, 12))  # 3 users x 12 items (k=10 is a valid cut-off)
@@ -417,13 +417,13 @@ MORE_CASES = [
     ("authors_split not a frame", lambda: jadidinejad2021.authors_split([1], seed=0), "mnar"),
     ("rank_relevant k zero", lambda: jadidinejad2021.rank_relevant(S, T, k=0), "k"),
     # --- the Carraro & Bridge replication
-    ("kl_by_seed repeated seeds", lambda: carraro_bridge.kl_by_seed(W, seeds=[1, 1]), "seeds"),
-    ("table2_kl no seeds", lambda: carraro_bridge.table2_kl(W, seeds=[]), "seeds"),
-    ("split_feedback fractions", lambda: carraro_bridge.split_feedback(
+    ("kl_by_seed repeated seeds", lambda: carraro2022.kl_by_seed(W, seeds=[1, 1]), "seeds"),
+    ("table2_kl no seeds", lambda: carraro2022.table2_kl(W, seeds=[]), "seeds"),
+    ("split_feedback fractions", lambda: carraro2022.split_feedback(
         W, seed=0, mnar_fractions=(0.5, 0.4)), "mnar_fractions"),
-    ("posterior_check no mar", lambda: carraro_bridge.posterior_check(
+    ("posterior_check no mar", lambda: carraro2022.posterior_check(
         rb.FeedbackData("x", 40, 30, mnar=W.mnar)), "data"),
-    ("weight_noise no seeds", lambda: carraro_bridge.weight_noise(W, seeds=[]), "seeds"),
+    ("weight_noise no seeds", lambda: carraro2022.weight_noise(W, seeds=[]), "seeds"),
     # --- the Yang replication
     ("snips_protocols gammas empty", lambda: yang2018.snips_protocols(
         T, T, train=T, n_items=12, gammas={}), "gammas"),

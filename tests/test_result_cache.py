@@ -194,24 +194,24 @@ def test_fit_mf_with_a_generator_or_cache_off_stores_nothing(store, world):
 
 def test_run_protocol_and_kl_by_seed_read_back(store, world, monkeypatch):
     from recbias_tutorial.models import PosPop
-    from recbias_tutorial.replications import _carraro_bridge_protocol as proto
-    from recbias_tutorial.replications import carraro_bridge
+    from recbias_tutorial.replications import _carraro2022_protocol as proto
+    from recbias_tutorial.replications import carraro2022
 
     kw = dict(seeds=[0, 1], sizes=(0.5, 1.0))
-    first = carraro_bridge.run_protocol(world, {"PosPop": PosPop}, cache=True, **kw)
+    first = carraro2022.run_protocol(world, {"PosPop": PosPop}, cache=True, **kw)
     assert first.metrics.attrs["cached"] is False and first.metrics.attrs["seconds"] > 0
-    kl = carraro_bridge.kl_by_seed(world, seeds=[0, 1], cache=True)
+    kl = carraro2022.kl_by_seed(world, seeds=[0, 1], cache=True)
     monkeypatch.setattr(proto, "run_repetition", _fail)
-    second = carraro_bridge.run_protocol(world, {"PosPop": PosPop}, cache=True, **kw)
+    second = carraro2022.run_protocol(world, {"PosPop": PosPop}, cache=True, **kw)
     assert second.metrics.attrs["cached"] is True
     assert second.metrics.attrs["seconds"] == first.metrics.attrs["seconds"]
     for field in ("metrics", "test_sets", "ratings"):
         pd.testing.assert_frame_equal(getattr(first, field), getattr(second, field))
-    pd.testing.assert_frame_equal(kl, carraro_bridge.kl_by_seed(world, seeds=[0, 1], cache=True))
-    assert carraro_bridge.kl_by_seed(world, seeds=[0, 1], cache=True).attrs["cached"] is True
+    pd.testing.assert_frame_equal(kl, carraro2022.kl_by_seed(world, seeds=[0, 1], cache=True))
+    assert carraro2022.kl_by_seed(world, seeds=[0, 1], cache=True).attrs["cached"] is True
     # another model parameter, or a model whose state its parameters do not describe
     with pytest.raises(AssertionError, match="recomputed"):
-        carraro_bridge.run_protocol(world, {"PosPop": lambda: PosPop(threshold=3.0)},
+        carraro2022.run_protocol(world, {"PosPop": lambda: PosPop(threshold=3.0)},
                                     cache=True, **kw)
 
     def tampered():
@@ -220,11 +220,11 @@ def test_run_protocol_and_kl_by_seed_read_back(store, world, monkeypatch):
         return model
 
     with pytest.raises(AssertionError, match="recomputed"):
-        carraro_bridge.run_protocol(world, {"PosPop": tampered}, cache=True, **kw)
+        carraro2022.run_protocol(world, {"PosPop": tampered}, cache=True, **kw)
     monkeypatch.undo()
-    n_entries = len(list(store.glob("carraro_bridge.run_protocol-*")))
-    carraro_bridge.run_protocol(world, {"PosPop": tampered}, cache=True, **kw)
-    assert len(list(store.glob("carraro_bridge.run_protocol-*"))) == n_entries  # never stored
+    n_entries = len(list(store.glob("carraro2022.run_protocol-*")))
+    carraro2022.run_protocol(world, {"PosPop": tampered}, cache=True, **kw)
+    assert len(list(store.glob("carraro2022.run_protocol-*"))) == n_entries  # never stored
 
 
 def test_split_user_table_is_the_step_by_step_protocol(store, world, monkeypatch):

@@ -6,7 +6,7 @@
   For exactly those names (the package's ``_NAMES`` and its registered estimators), a reference that Sphinx cannot resolve
   is retried at ``recbias_tutorial.<module>.<name>``. Any other unresolved reference is left
   alone, so nitpicky mode (``-n``) still reports it.
-* **Re-exported constants.** ``data``, ``models``, ``estimators`` and ``carraro_bridge`` re-export
+* **Re-exported constants.** ``data``, ``models``, ``estimators`` and ``carraro2022`` re-export
   constants (``DATASETS``, ``FAMILIES``, ...) whose ``#:`` doc-comments sit in the private
   module that defines them, where autodoc does not look; it would print the docstring of
   ``tuple`` or ``dict`` instead. For a documented constant of the package, the doc-comment is

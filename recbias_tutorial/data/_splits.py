@@ -44,7 +44,7 @@ def random_split(frame: pd.DataFrame, fractions, *, seed) -> tuple[pd.DataFrame,
     See Also
     --------
     recbias_tutorial.data.drop_seen : remove training pairs from a test part.
-    recbias_tutorial.replications.carraro_bridge.split_feedback : the splits of a protocol.
+    recbias_tutorial.replications.carraro2022.split_feedback : the splits of a protocol.
 
     Examples
     --------

@@ -1,6 +1,6 @@
 r"""The tables and figures of Carraro & Bridge (2022), as functions (private helper module).
 
-Everything here is re-exported by :mod:`recbias_tutorial.replications.carraro_bridge`; import
+Everything here is re-exported by :mod:`recbias_tutorial.replications.carraro2022`; import
 it from there. Section, table and figure numbers refer to the journal paper
 (Carraro & Bridge, *A sampling approach to debiasing the offline evaluation of recommender
 systems*, J. Intell. Inf. Syst. 58, 2022). The ``PAPER_*`` constants hold what the paper's
@@ -22,7 +22,7 @@ from .._validation import check_frame, check_real
 from ..data import FeedbackData
 from ..sampling import STRATEGIES
 from ..stats import kendall_tau, paired_wilcoxon
-from ._carraro_bridge_protocol import _KEYS, _ORDER, TEST_SET_NAMES, _check_seeds, run_protocol
+from ._carraro2022_protocol import _KEYS, _ORDER, TEST_SET_NAMES, _check_seeds, run_protocol
 
 
 #: Figure 4 (WBR3 only) as the text of §5 describes it: tau of each test set's ranking of the
@@ -110,8 +110,8 @@ def table3(metrics: pd.DataFrame, *, metric: str = "recall") -> pd.DataFrame:
 
     See Also
     --------
-    recbias_tutorial.replications.carraro_bridge.table4_wilcoxon : tests at these sizes.
-    recbias_tutorial.replications.carraro_bridge.best_sizes : one size per strategy instead.
+    recbias_tutorial.replications.carraro2022.table4_wilcoxon : tests at these sizes.
+    recbias_tutorial.replications.carraro2022.best_sizes : one size per strategy instead.
 
     Examples
     --------
@@ -178,7 +178,7 @@ def table4_wilcoxon(metrics: pd.DataFrame, *, metric: str = "recall",
 
     See Also
     --------
-    recbias_tutorial.replications.carraro_bridge.table5_wilcoxon : recommenders on D_gt.
+    recbias_tutorial.replications.carraro2022.table5_wilcoxon : recommenders on D_gt.
     recbias_tutorial.stats.paired_wilcoxon : the test.
 
     Examples
@@ -241,7 +241,7 @@ def table5_wilcoxon(metrics: pd.DataFrame, *, metric: str = "recall") -> pd.Data
 
     See Also
     --------
-    recbias_tutorial.replications.carraro_bridge.table4_wilcoxon : test sets per model.
+    recbias_tutorial.replications.carraro2022.table4_wilcoxon : test sets per model.
 
     Examples
     --------
@@ -344,8 +344,8 @@ def tau_on_means(metrics: pd.DataFrame, *, metric: str = "recall") -> pd.DataFra
 
     See Also
     --------
-    recbias_tutorial.replications.carraro_bridge.kendall_vs_truth : one tau per repetition (ours).
-    recbias_tutorial.replications.carraro_bridge.figure4_tau : runs the protocol first.
+    recbias_tutorial.replications.carraro2022.kendall_vs_truth : one tau per repetition (ours).
+    recbias_tutorial.replications.carraro2022.figure4_tau : runs the protocol first.
 
     Examples
     --------
@@ -390,7 +390,7 @@ def paper_models() -> dict[str, Any]:
 
     See Also
     --------
-    recbias_tutorial.replications.carraro_bridge.figure4_tau : their default user.
+    recbias_tutorial.replications.carraro2022.figure4_tau : their default user.
 
     Examples
     --------

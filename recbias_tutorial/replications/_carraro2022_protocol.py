@@ -1,6 +1,6 @@
 r"""Carraro & Bridge's protocol: splits, tuning, intervened test sets, repetitions (private).
 
-Everything here is re-exported by :mod:`recbias_tutorial.replications.carraro_bridge`; import
+Everything here is re-exported by :mod:`recbias_tutorial.replications.carraro2022`; import
 it from there (its docstring describes the protocol).
 """
 
@@ -58,8 +58,8 @@ class ProtocolSplit:
 
     See Also
     --------
-    recbias_tutorial.replications.carraro_bridge.split_feedback : draws the split.
-    recbias_tutorial.replications.carraro_bridge.run_repetition : uses it.
+    recbias_tutorial.replications.carraro2022.split_feedback : draws the split.
+    recbias_tutorial.replications.carraro2022.run_repetition : uses it.
 
     Examples
     --------
@@ -111,7 +111,7 @@ def split_feedback(data: FeedbackData, *, seed: int, mnar_fractions: Sequence[fl
     See Also
     --------
     recbias_tutorial.data.random_split : the split of one frame.
-    recbias_tutorial.replications.carraro_bridge.run_repetition : the repetition it starts.
+    recbias_tutorial.replications.carraro2022.run_repetition : the repetition it starts.
 
     Examples
     --------
@@ -193,8 +193,8 @@ def tune(data: FeedbackData, candidates: Mapping[str, Mapping[str, ModelFactory]
 
     See Also
     --------
-    recbias_tutorial.replications.carraro_bridge.run_repetition : evaluate the chosen models.
-    recbias_tutorial.replications.carraro_bridge.split_feedback : the split whose D_val is used.
+    recbias_tutorial.replications.carraro2022.run_repetition : evaluate the chosen models.
+    recbias_tutorial.replications.carraro2022.split_feedback : the split whose D_val is used.
 
     Examples
     --------
@@ -245,16 +245,16 @@ class Repetition:
 
     See Also
     --------
-    recbias_tutorial.replications.carraro_bridge.run_repetition : one repetition.
-    recbias_tutorial.replications.carraro_bridge.run_protocol : several, concatenated.
-    recbias_tutorial.replications.carraro_bridge.difference_from_truth : reads ``metrics``.
+    recbias_tutorial.replications.carraro2022.run_repetition : one repetition.
+    recbias_tutorial.replications.carraro2022.run_protocol : several, concatenated.
+    recbias_tutorial.replications.carraro2022.difference_from_truth : reads ``metrics``.
 
     Examples
     --------
     >>> m = pd.DataFrame({"seed": 0, "model": "a", "strategy": ["gt", "reg"], "size": 1.0,
     ...                   "metric": "recall", "value": [0.2, 0.3]})
     >>> rep = Repetition(metrics=m, test_sets=pd.DataFrame(), ratings=pd.DataFrame())
-    >>> from recbias_tutorial.replications.carraro_bridge import difference_from_truth
+    >>> from recbias_tutorial.replications.carraro2022 import difference_from_truth
     >>> difference_from_truth(rep.metrics)["pct_diff"].round(6).tolist()
     [50.0]
     """
@@ -306,7 +306,7 @@ def draw_test_sets(split: ProtocolSplit, *, strategies: Sequence[str] = STRATEGI
     See Also
     --------
     recbias_tutorial.sampling.intervene : draws one test set.
-    recbias_tutorial.replications.carraro_bridge.run_repetition : evaluates them.
+    recbias_tutorial.replications.carraro2022.run_repetition : evaluates them.
 
     Examples
     --------
@@ -393,7 +393,7 @@ def run_repetition(data: FeedbackData, factories: Mapping[str, ModelFactory], *,
 
     See Also
     --------
-    recbias_tutorial.replications.carraro_bridge.run_protocol : several seeds.
+    recbias_tutorial.replications.carraro2022.run_protocol : several seeds.
     recbias_tutorial.sampling.intervene : draws each intervened test set.
     recbias_tutorial.metrics.subset_metrics : evaluates the test sets from shared positions.
 
@@ -481,8 +481,8 @@ def run_protocol(data: FeedbackData, factories: Mapping[str, ModelFactory], *, s
 
     See Also
     --------
-    recbias_tutorial.replications.carraro_bridge.run_repetition : one seed.
-    recbias_tutorial.replications.carraro_bridge.difference_from_truth : the next step.
+    recbias_tutorial.replications.carraro2022.run_repetition : one seed.
+    recbias_tutorial.replications.carraro2022.difference_from_truth : the next step.
 
     Examples
     --------
@@ -511,7 +511,7 @@ def run_protocol(data: FeedbackData, factories: Mapping[str, ModelFactory], *, s
     tokens = (model_tokens({name: factory() for name, factory in factories.items()})
               if isinstance(data, FeedbackData) else None)  # bad data: run_repetition says so
     arguments = None if tokens is None else dict(kwargs, seeds=seeds, models=tokens)
-    frames, cached = cached_result("carraro_bridge.run_protocol", data, arguments, compute,
+    frames, cached = cached_result("carraro2022.run_protocol", data, arguments, compute,
                                    cache=cache)
     frames["metrics"].attrs["cached"] = cached
     return Repetition(**frames)

@@ -1,6 +1,6 @@
 r"""Carraro & Bridge's Table 2 and checks of the data behind WTD (private helper module).
 
-Everything here is re-exported by :mod:`recbias_tutorial.replications.carraro_bridge`:
+Everything here is re-exported by :mod:`recbias_tutorial.replications.carraro2022`:
 :func:`kl_by_seed` / :func:`table2_kl` (KL(D_gt || test set) of the rating values, in bits),
 :func:`posterior_check` (Eq. 1-6 on the data) and :func:`weight_noise` (the noise of WTD's
 estimated MAR posteriors).
@@ -20,8 +20,8 @@ from .._validation import check_real
 from ..data import FeedbackData
 from ..sampling import STRATEGIES
 from ..stats import kl_divergence
-from ._carraro_bridge_protocol import (SIZES, TEST_SET_NAMES, _check_seeds, _ORDER,
-                                       draw_test_sets, split_feedback)
+from ._carraro2022_protocol import (SIZES, TEST_SET_NAMES, _check_seeds, _ORDER,
+                                    draw_test_sets, split_feedback)
 
 
 #: Table 2 as the text of §5 quotes it: KL(D_gt || FULL/REG) "approximately 0.4" on WBR3
@@ -80,7 +80,7 @@ def kl_by_seed(data: FeedbackData, *, seeds: Sequence[int], strategies: Sequence
 
     See Also
     --------
-    recbias_tutorial.replications.carraro_bridge.table2_kl : the mean over seeds.
+    recbias_tutorial.replications.carraro2022.table2_kl : the mean over seeds.
     recbias_tutorial.stats.kl_divergence : the divergence.
 
     Examples
@@ -96,7 +96,7 @@ def kl_by_seed(data: FeedbackData, *, seeds: Sequence[int], strategies: Sequence
     sizes = SIZES if sizes is None else sizes
     arguments = (dict(seeds=seeds, strategies=strategies, sizes=sizes, item_power=item_power,
                       base=base) if isinstance(data, FeedbackData) else None)
-    return cached_table("carraro_bridge.kl_by_seed", data, arguments,
+    return cached_table("carraro2022.kl_by_seed", data, arguments,
                         lambda: _kl_by_seed(data, seeds, strategies, sizes, item_power, base),
                         cache=cache)
 
@@ -144,7 +144,7 @@ def table2_kl(data: FeedbackData, *, seeds: Sequence[int] = range(10), **kwargs:
 
     See Also
     --------
-    recbias_tutorial.replications.carraro_bridge.kl_by_seed : the per-seed values.
+    recbias_tutorial.replications.carraro2022.kl_by_seed : the per-seed values.
 
     Examples
     --------
@@ -194,7 +194,7 @@ def posterior_check(data: FeedbackData) -> pd.DataFrame:
 
     See Also
     --------
-    recbias_tutorial.replications.carraro_bridge.weight_noise : the estimated MAR posteriors.
+    recbias_tutorial.replications.carraro2022.weight_noise : the estimated MAR posteriors.
 
     Examples
     --------

@@ -1,6 +1,6 @@
 r"""The course's own statistics on Carraro & Bridge's protocol (private; labelled as ours).
 
-Everything here is re-exported by :mod:`recbias_tutorial.replications.carraro_bridge`:
+Everything here is re-exported by :mod:`recbias_tutorial.replications.carraro2022`:
 :func:`difference_from_truth`, :func:`mean_difference`, :func:`best_sizes` (one rho_p per
 strategy), :func:`wilcoxon_vs_truth` (each strategy against D_gt) and
 :func:`kendall_vs_truth` (one tau per repetition).
@@ -52,8 +52,8 @@ def difference_from_truth(metrics: pd.DataFrame) -> pd.DataFrame:
 
     See Also
     --------
-    recbias_tutorial.replications.carraro_bridge.mean_difference : averages over seeds.
-    recbias_tutorial.replications.carraro_bridge.wilcoxon_vs_truth : a test over seeds.
+    recbias_tutorial.replications.carraro2022.mean_difference : averages over seeds.
+    recbias_tutorial.replications.carraro2022.wilcoxon_vs_truth : a test over seeds.
 
     Examples
     --------
@@ -96,8 +96,8 @@ def mean_difference(diff: pd.DataFrame) -> pd.DataFrame:
 
     See Also
     --------
-    recbias_tutorial.replications.carraro_bridge.difference_from_truth : its input.
-    recbias_tutorial.replications.carraro_bridge.best_sizes : the best size per strategy.
+    recbias_tutorial.replications.carraro2022.difference_from_truth : its input.
+    recbias_tutorial.replications.carraro2022.best_sizes : the best size per strategy.
 
     Examples
     --------
@@ -140,8 +140,8 @@ def best_sizes(diff: pd.DataFrame, *, metric: str = "recall") -> pd.Series:
 
     See Also
     --------
-    recbias_tutorial.replications.carraro_bridge.mean_difference : the averaged differences.
-    recbias_tutorial.replications.carraro_bridge.wilcoxon_vs_truth : takes these sizes.
+    recbias_tutorial.replications.carraro2022.mean_difference : the averaged differences.
+    recbias_tutorial.replications.carraro2022.wilcoxon_vs_truth : takes these sizes.
 
     Examples
     --------
@@ -190,7 +190,7 @@ def wilcoxon_vs_truth(diff: pd.DataFrame, sizes: Mapping[str, float], *, metric:
     See Also
     --------
     recbias_tutorial.stats.paired_wilcoxon : the test.
-    recbias_tutorial.replications.carraro_bridge.best_sizes : one size per strategy.
+    recbias_tutorial.replications.carraro2022.best_sizes : one size per strategy.
 
     Examples
     --------

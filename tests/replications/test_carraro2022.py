@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from recbias_tutorial.replications import carraro_bridge as protocols
+from recbias_tutorial.replications import carraro2022 as protocols
 from recbias_tutorial.data import FeedbackData, restrict_to_mar_users
 from recbias_tutorial.estimators import aoa
 from recbias_tutorial.metrics import rank_positions, ranking_metrics, subset_metrics
@@ -226,8 +226,8 @@ def test_mean_difference_averages_before_dividing():
 
 
 def test_splits_and_tables_are_re_exported():
-    from recbias_tutorial.replications import carraro_bridge as protocol_splits
-    from recbias_tutorial.replications import carraro_bridge as protocol_tables
+    from recbias_tutorial.replications import carraro2022 as protocol_splits
+    from recbias_tutorial.replications import carraro2022 as protocol_tables
 
     for module in (protocol_splits, protocol_tables):
         for name in module.__all__:
