@@ -52,7 +52,7 @@ AUTHORS_FAMILIES = ("GlobalAvg", "MostPop", "BaselineOnly", "MF", "SVD", "PMF-li
 LEFT_OUT_FAMILIES = ("MLP", "WMF", "GMF", "NeuMF")
 
 
-def authors_zoo(sizes=AUTHORS_SIZES, families=AUTHORS_FAMILIES) -> dict:
+def zoo_of(sizes=AUTHORS_SIZES, families=AUTHORS_FAMILIES) -> dict:
     """Their models (``utils.get_models``), same hyper-parameters, seed 123, minus TF/PyTorch."""
     import cornac  # lazy
 
@@ -88,7 +88,7 @@ def authors_zoo(sizes=AUTHORS_SIZES, families=AUTHORS_FAMILIES) -> dict:
     return {name: m for name, m in zoo.items() if family_of(name) in keep}
 
 
-def powerlaw_propensity(counts: np.ndarray) -> tuple[np.ndarray, float, float]:
+def fit_powerlaw(counts: np.ndarray) -> tuple[np.ndarray, float, float]:
     """``StratifiedEvaluation._estimate_propensities``: n^alpha above x_min, n at or below."""
     import powerlaw  # lazy: a dependency only this replication needs
 
@@ -110,7 +110,7 @@ def powerlaw_propensity(counts: np.ndarray) -> tuple[np.ndarray, float, float]:
     return p, alpha, xmin
 
 
-def authors_split(mnar: pd.DataFrame, seed: int, test_size: float = 0.2):
+def ratio_split(mnar: pd.DataFrame, seed: int, test_size: float = 0.2):
     """``StratifiedEvaluation._split``: a RandomState(seed) permutation, last 20% for test.
 
     Returns the training rows (in their shuffled order, which fixes Cornac's internal item
@@ -131,6 +131,37 @@ def _sums(cell: np.ndarray, weights: np.ndarray, size: int) -> np.ndarray:
     n = weights.shape[0]
     flat = (np.arange(n)[:, None] * size + cell[None, :]).ravel()
     return np.bincount(flat, weights=weights.ravel(), minlength=n * size).reshape(n, size)
+
+
+class PreparedSet:
+    """A test set prepared once, for both protocols (the authors' :class:`SplitSet` and the
+    course's ``holdout_evaluator``): its relevant rows, their users as codes
+    ``0..n_codes-1`` and each user's number of relevant rows."""
+
+    def __init__(self, test: pd.DataFrame, threshold: float):
+        self.rel = relevant(test, threshold).reset_index(drop=True)
+        self.users, self.codes = np.unique(self.rel["user"].to_numpy(np.int64), return_inverse=True)
+        self.n_codes = len(self.users)
+        self.counts = np.bincount(self.codes, minlength=self.n_codes)
+
+    def strata(self, stratum: np.ndarray, n: int, shares: dict[str, np.ndarray]) -> Strata:
+        """The stratification of the relevant rows into ``n`` strata (``stratum`` per row)."""
+        return Strata(stratum * self.n_codes + self.codes, n, self.n_codes, shares)
+
+
+class Strata:
+    """One stratification of a :class:`PreparedSet`: (stratum, user) cells and the shares
+    ``shares[weighting]`` of each stratum."""
+
+    def __init__(self, cell: np.ndarray, n: int, n_codes: int, shares: dict[str, np.ndarray]):
+        self.cell, self.n, self.shares = cell, n, shares
+        self.n_rel = np.bincount(cell, minlength=n * n_codes).reshape(n, n_codes)
+
+    def values(self, gain: np.ndarray, kks: np.ndarray) -> np.ndarray:
+        """Mean per-user nDCG of each stratum (NaN when empty) at every cut-off: ``gain``
+        has one row per cut-off of ``kks``; shape (len(kks), n)."""
+        d = _sums(self.cell, gain, self.n_rel.size).reshape(len(kks), *self.n_rel.shape)
+        return cell_ndcg_means(d, self.n_rel[None], kks[:, None, None])
 
 
 class _CornacWeighted:
@@ -162,18 +193,16 @@ class SplitSet:
     def __init__(self, data, seed: int, *, n_strata: int, sweep, ks, mar_same: pd.DataFrame):
         self.n_items = data.n_items
         self.ks = tuple(ks)
-        self.train, test_all, test = authors_split(data.mnar, seed)
+        self.train, test_all, test = ratio_split(data.mnar, seed)
         self.test = test
         thr = data.threshold
         counts_all = np.bincount(data.mnar["item"].to_numpy(np.int64), minlength=data.n_items)
-        self.p_powerlaw, self.alpha, self.xmin = powerlaw_propensity(counts_all)
+        self.p_powerlaw, self.alpha, self.xmin = fit_powerlaw(counts_all)
         self.gamma = fit_popularity_exponent(self.train, data.n_items)
         self.p_course = popularity_propensity(self.train, data.n_items, gamma=self.gamma)
         props = {"powerlaw": self.p_powerlaw, "course": self.p_course}
-        self.rel = test[test["rating"].to_numpy(float) >= thr].reset_index(drop=True)
-        self.users, self.codes = np.unique(self.rel["user"].to_numpy(np.int64), return_inverse=True)
-        self.n_codes = len(self.users)
-        self.counts = np.bincount(self.codes, minlength=self.n_codes)
+        held = PreparedSet(test, thr)
+        self.rel, self.codes, self.n_codes, self.counts = held.rel, held.codes, held.n_codes, held.counts
         items_rel = self.rel["item"].to_numpy(np.int64)
         # the truth of the evaluated models: MAR rows not in training, training pairs excluded
         self.mar = relevant(mar_same, thr).reset_index(drop=True)
@@ -220,9 +249,7 @@ class SplitSet:
             for wk, p_w in (("all", p_item[test["item"].to_numpy(np.int64)]), ("relevant", p_rel)):
                 s = np.clip(np.searchsorted(edges[1:-1], p_w, side=side), 0, n - 1)
                 shares[wk] = np.bincount(s, minlength=n) / len(s)
-            cell = stratum * self.n_codes + self.codes
-            n_rel = np.bincount(cell, minlength=n * self.n_codes).reshape(n, self.n_codes)
-            self.strata[pk, rule, n] = (cell, n_rel, shares)
+            self.strata[pk, rule, n] = held.strata(stratum, n, shares)
         self.n_strata = n_strata
 
     def evaluate(self, scores: np.ndarray) -> tuple[list[tuple], list[tuple]]:
@@ -248,11 +275,10 @@ class SplitSet:
             num = _sums(self.codes, gain * self.w_course[None, :], self.n_codes)
             ips_c, snips_c = np.mean(num / self.counts, axis=1), np.mean(num / self.den_course, axis=1)
             strata = {}
-            for spec, (cell, n_rel, shares) in self.strata.items():
-                d = _sums(cell, gain, n_rel.size).reshape(len(kks), *n_rel.shape)
-                values = cell_ndcg_means(d, n_rel[None], kks[:, None, None])
+            for spec, cells in self.strata.items():
+                values = cells.values(gain, kks)
                 strata[spec] = (values, {wk: np.nansum(sh[None, :] * values, axis=1)
-                                         for wk, sh in shares.items()})
+                                         for wk, sh in cells.shares.items()})
             for j, kn in enumerate(kns):
                 rows += [(cand, "", "", "", 0, kn, "holdout", float(holdout[j])),
                          (cand, "powerlaw", "", "", 0, kn, "ips", float(ips[j])),
@@ -302,18 +328,18 @@ def unit_values(data, unit, *, sizes, ks, n_strata, sweep, zoos, course_zoo, fam
     rows: list[tuple] = []
     start = time.perf_counter()
     if unit == -1:  # open-loop truth: separate models fitted on 100% of the log
-        for name, scores in iter_scores(authors_zoo(sizes, families), data.mnar, n_users=n_users,
+        for name, scores in iter_scores(zoo_of(sizes, families), data.mnar, n_users=n_users,
                                         n_items=n_items, seed=0, progress=progress,
                                         cache=fit_cache):
             rows += [(-1, "authors", "separate", name, "", "", "", "", 0, k, "truth", v)
                      for k, v in truth_values(scores, data.mar, threshold=thr, ks=ks)]
     else:
         seed = unit
-        train = authors_split(data.mnar, seed)[0]
+        train = ratio_split(data.mnar, seed)[0]
         split = SplitSet(data, seed, n_strata=n_strata, sweep=sweep, ks=ks,
                          mar_same=drop_seen(data.mar, train))
         for zoo in zoos:
-            models = authors_zoo(sizes, families) if zoo == "authors" else model_zoo(seed=seed, **course_zoo)
+            models = zoo_of(sizes, families) if zoo == "authors" else model_zoo(seed=seed, **course_zoo)
             for name, scores in iter_scores(models, split.train, n_users=n_users, n_items=n_items,
                                             seed=seed, progress=progress, cache=fit_cache):
                 values, truth = split.evaluate(scores)

@@ -47,8 +47,8 @@ import pandas as pd
 from .._validation import check_choice, check_feedback, check_frame, check_int, check_k
 from .._result_cache import cached_table
 from . import _jadidinejad2021_protocol as _proto
-from ._jadidinejad2021_zoo import (agreement, evaluate_zoo, holdout_evaluator, rank_relevant,
-                                   steiger)
+from ._jadidinejad2021_extensions import (agreement, evaluate_zoo, holdout_evaluator,
+                                          rank_relevant, steiger)
 
 __all__ = ["AUTHORS_FAMILIES", "AUTHORS_SIZES", "CHOICES", "LADDER_STEPS", "LEFT_OUT_FAMILIES",
            "PAPER_FIG4", "PAPER_FIG4_SIGNIFICANT", "PAPER_N_MODELS", "PAPER_STEIGER_P",
@@ -143,7 +143,7 @@ def authors_zoo(*, sizes: Sequence[int] = AUTHORS_SIZES,
     """
     sizes = tuple(check_int(k, "sizes") for k in sizes)
     families = tuple(check_choice(f, "families", AUTHORS_FAMILIES) for f in families)
-    return _proto.authors_zoo(sizes, families)
+    return _proto.zoo_of(sizes, families)
 
 
 def protocol_rows(values: pd.DataFrame, *, protocol: str | Mapping[str, Any] = "authors",
@@ -310,7 +310,7 @@ def powerlaw_propensity(counts: Any) -> tuple[np.ndarray, float, float]:
         raise ValueError("counts must be a 1-D array of non-negative whole numbers")
     if (c > 0).sum() < 2:
         raise ValueError("counts must have at least two positive values to fit a power law")
-    return _proto.powerlaw_propensity(c)
+    return _proto.fit_powerlaw(c)
 
 
 def authors_split(mnar: pd.DataFrame, *, seed: int) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
@@ -350,7 +350,7 @@ def authors_split(mnar: pd.DataFrame, *, seed: int) -> tuple[pd.DataFrame, pd.Da
     """
     check_feedback(mnar, "mnar")
     seed = check_int(seed, "seed", low=0)
-    return _proto.authors_split(mnar, seed)
+    return _proto.ratio_split(mnar, seed)
 
 
 def protocol_values(data: Any, *, seeds: Sequence[int], sizes: Sequence[int] = AUTHORS_SIZES,

@@ -445,4 +445,4 @@ def agreement_table(results: pd.DataFrame, *, truth: str = "MAR truth",
     return out.reorder_levels([1, 0], axis=1).sort_index(axis=1).reindex(order)
 
 
-from ._yang2018_splits import mae_over_splits, split_user_table  # noqa: E402  (they use the above)
+from ._yang2018_protocol import mae_over_splits, split_user_table  # noqa: E402  (they use the above)

@@ -1,4 +1,5 @@
-r"""The course's tools for a model zoo under one evaluation protocol (public home: jadidinejad2021).
+r"""The course's own tools for a model zoo, beyond the authors' protocol (labelled as ours;
+public home: jadidinejad2021; its test sets are the protocol's :class:`PreparedSet`).
 
 :func:`holdout_evaluator` evaluates one model under every estimator at once;
 :func:`evaluate_zoo` runs it over a zoo; :func:`agreement` and :func:`steiger` compare the
@@ -15,13 +16,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._ranking import cell_ndcg_means, dcg_gain, mean_ndcg, positions, ranking_input, relevant
+from .._ranking import dcg_gain, mean_ndcg, positions, ranking_input, relevant
 from .._validation import (check_choice, check_feedback, check_frame, check_int, check_k,
                            check_propensity)
 from ..estimators import BINNINGS, assign_strata
 from ..metrics import rank_positions
 from ..scorer import check_scores
 from ..stats import ranking_agreement, steiger_test
+from ._jadidinejad2021_protocol import PreparedSet
 
 __all__ = ["agreement", "evaluate_zoo", "holdout_evaluator", "rank_relevant", "steiger"]
 
@@ -99,40 +101,22 @@ def rank_relevant(scores: Any, test: pd.DataFrame, *, k: int, threshold: float =
     return pd.DataFrame({"user": users, "item": items, "z": z, "p": p})
 
 
-class _Strata:
-    """One stratification of a prepared test set: (stratum, user) cells and shares."""
-
-    def __init__(self, stratum: np.ndarray, n: int, codes: np.ndarray, n_codes: int):
-        self.n = n
-        self.cell = stratum * n_codes + codes
-        self.n_rel = np.bincount(self.cell, minlength=n * n_codes).reshape(n, n_codes)
-        self.shares = np.bincount(stratum, minlength=n) / len(stratum)
-
-    def values(self, gain: np.ndarray, k: int) -> np.ndarray:
-        """Mean per-user nDCG@k of each stratum (NaN for an empty stratum)."""
-        dcg = np.bincount(self.cell, weights=gain, minlength=self.n_rel.size).reshape(self.n_rel.shape)
-        return cell_ndcg_means(dcg, self.n_rel, k)
-
-
-class _RankedSet:
-    """A test set prepared once: relevant rows, user codes, propensities and strata."""
-
-    def __init__(self, test, threshold, propensity, n_items, strata_specs):
-        rel = relevant(test, threshold)
-        if len(rel) == 0:
-            raise ValueError(f"test has no relevant items (rating >= threshold={threshold})")
-        self.rel = rel
-        self.users, self.codes = np.unique(rel["user"].to_numpy(np.int64), return_inverse=True)
-        self.n_codes = len(self.users)
-        self.counts = np.bincount(self.codes, minlength=self.n_codes).astype(float)
-        self.p = None
-        self.strata: dict[tuple[int, str], _Strata] = {}
-        if propensity is not None:
-            self.p = check_propensity(propensity, rel["user"].to_numpy(np.int64),
-                                      rel["item"].to_numpy(np.int64), (1, n_items), upper_one=False)
-            for n, b in strata_specs:
-                stratum = assign_strata(self.p, n, binning=b)[0]
-                self.strata[n, b] = _Strata(stratum, n, self.codes, self.n_codes)
+def _prepared(test, threshold, propensity, n_items, strata_specs) -> PreparedSet:
+    """The course's prepared test set: the authors' :class:`PreparedSet` plus the per-row
+    propensities and, per (n, binning), strata of the relevant rows weighted by them."""
+    held = PreparedSet(test, threshold)
+    if len(held.rel) == 0:
+        raise ValueError(f"test has no relevant items (rating >= threshold={threshold})")
+    held.p, held.by_spec = None, {}
+    if propensity is not None:
+        rel = held.rel
+        held.p = check_propensity(propensity, rel["user"].to_numpy(np.int64),
+                                  rel["item"].to_numpy(np.int64), (1, n_items), upper_one=False)
+        for n, b in strata_specs:
+            stratum = assign_strata(held.p, n, binning=b)[0]
+            held.by_spec[n, b] = held.strata(
+                stratum, n, {"relevant": np.bincount(stratum, minlength=n) / len(stratum)})
+    return held
 
 
 def holdout_evaluator(*, holdout: pd.DataFrame, propensity: Any, n_items: int,
@@ -229,11 +213,11 @@ def holdout_evaluator(*, holdout: pd.DataFrame, propensity: Any, n_items: int,
     check_feedback(holdout, "holdout", n_items=n_items)
     specs = [(n_strata, "quantile")] + [(n, b) for b in binnings for n in sweep
                                         if (n, b) != (n_strata, "quantile")]
-    held = _RankedSet(holdout, threshold, p, n_items, specs)
+    held = _prepared(holdout, threshold, p, n_items, specs)
     true = None
     if truth is not None:
         check_feedback(truth, "truth", n_items=n_items)
-        true = _RankedSet(truth, threshold, None, n_items, [])
+        true = _prepared(truth, threshold, None, n_items, [])
     k_max = ks[-1]
 
     def evaluate(scores: np.ndarray) -> pd.DataFrame:
@@ -254,9 +238,10 @@ def holdout_evaluator(*, holdout: pd.DataFrame, propensity: Any, n_items: int,
             num = np.bincount(c, weights=gain * w, minlength=held.n_codes)
             den = np.bincount(c, weights=w, minlength=held.n_codes)
             rows.append(("SNIPS", 0, "", k, float((num / den).mean())))
-            for (n, b), strata in held.strata.items():
-                values = strata.values(gain, k)
-                rows.append(("stratified", n, b, k, float(np.nansum(strata.shares * values))))
+            for (n, b), strata in held.by_spec.items():
+                values = strata.values(gain[None, :], np.array([k]))[0]
+                shares = strata.shares["relevant"]
+                rows.append(("stratified", n, b, k, float(np.nansum(shares * values))))
                 if (n, b) == (n_strata, "quantile"):
                     rows += [(f"Q{s + 1}", n, b, k, float(v)) for s, v in enumerate(values)]
         return pd.DataFrame(rows, columns=_COLUMNS)
