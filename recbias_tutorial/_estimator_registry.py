@@ -26,6 +26,7 @@ import pandas as pd
 
 from . import _comparison_methods as _k
 from ._ranking import dcg_gain, ideal_dcg
+from ._validation import check_choice
 
 
 @dataclass
@@ -257,9 +258,7 @@ def per_user_names() -> tuple[str, ...]:
 def get(name: Any, *, per_user: bool = False) -> Estimator:
     """The estimator registered as ``name`` (one with per-user terms if ``per_user``)."""
     names = per_user_names() if per_user else tuple(_REGISTRY)
-    if not isinstance(name, str) or name not in names:
-        raise ValueError(f"estimator must be one of {names}, got {name!r}")
-    return _REGISTRY[name]
+    return _REGISTRY[check_choice(name, "estimator", names)]
 
 
 def method_names(o: _k.Options) -> list[tuple[str, str]]:

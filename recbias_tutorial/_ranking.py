@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from ._validation import check_feedback, check_k, check_real
+from ._validation import check_choice, check_feedback, check_k, check_real
 from .scorer import Scorer, check_scores
 
 CHUNK_CELLS = 1 << 20  # ~8 MB of float64 per chunk of users: stays in cache, one reused buffer
@@ -409,8 +409,7 @@ def gains(scores, rel: pd.DataFrame, metric: str, k: int, exclude) -> np.ndarray
         z = positions(scores, rel, exclude, None)
         n = n_candidates(scores.shape, rel, exclude)
         return np.where(n > 1, 1.0 - z / np.maximum(n - 1, 1), 1.0)
-    if metric not in ("recall", "dcg"):
-        raise ValueError(f"metric must be one of {GAINS}, got {metric!r}")
+    check_choice(metric, "metric", GAINS)
     z = positions(scores, rel, exclude, k)
     if metric == "recall":
         return (z < k).astype(float)

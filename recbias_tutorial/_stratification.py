@@ -205,8 +205,7 @@ def stratified(scores, test: pd.DataFrame, propensity, *, n_strata: int = 2,
     1        Q2    0.5    1.0
     2  combined    1.0    0.5
     """
-    if metric not in GAINS + ("ndcg",):
-        raise ValueError(f"metric must be one of {GAINS + ('ndcg',)}, got {metric!r}")
+    check_choice(metric, "metric", GAINS + ("ndcg",))
     n_strata = check_int(n_strata, "n_strata")
     binning = check_choice(binning, "binning", BINNINGS)
     scores, k, _ = ranking_input(scores, test, k=k, threshold=threshold)

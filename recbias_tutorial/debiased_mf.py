@@ -57,7 +57,7 @@ import pandas as pd
 import scipy.sparse as sp
 from scipy.special import expit
 
-from ._validation import as_generator, check_feedback, check_int, check_real
+from ._validation import as_generator, check_choice, check_feedback, check_int, check_real
 
 __all__ = ["METHODS", "MFResult", "calibrate_propensity", "fit_mf", "train_mf"]
 
@@ -349,8 +349,7 @@ def train_mf(train: pd.DataFrame, *, n_users: int, n_items: int, seed, method: s
     n_users = check_int(n_users, "n_users")
     n_items = check_int(n_items, "n_items")
     check_feedback(train, "train", n_users, n_items)
-    if method not in METHODS:
-        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+    check_choice(method, "method", METHODS)
     factors = check_int(factors, "factors")
     epochs = check_int(epochs, "epochs")
     n_negatives = check_int(n_negatives, "n_negatives")

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import NamedTuple
 from urllib.parse import urlparse
 
+from .._validation import check_choice
 from . import _checksums
 from . import _registry as reg
 
@@ -225,8 +226,7 @@ def locate(name: str) -> Located:
     DatasetChecksumError
         When a file is corrupt.
     """
-    if name not in reg.REQUIRED:
-        raise ValueError(f"name must be one of {reg.DATASETS}, got {name!r}")
+    check_choice(name, "name", reg.DATASETS)
     clean_stale_downloads()
     found = _find(name)
     if found is None:

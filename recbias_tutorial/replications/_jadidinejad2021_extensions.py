@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._ranking import dcg_gain, mean_ndcg, positions, ranking_input, relevant
+from .._ranking import dcg_gain, mean_ndcg, positions, ranking_input
 from .._validation import (check_choice, check_feedback, check_frame, check_int, check_k,
                            check_propensity)
 from ..estimators import BINNINGS, assign_strata
