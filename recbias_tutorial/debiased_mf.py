@@ -57,7 +57,8 @@ import pandas as pd
 import scipy.sparse as sp
 from scipy.special import expit
 
-from ._validation import as_generator, check_choice, check_feedback, check_int, check_real
+from ._params import Interval, Options, Seed, declare
+from ._validation import as_generator, check_feedback, check_int
 
 __all__ = ["METHODS", "MFResult", "calibrate_propensity", "fit_mf", "train_mf"]
 
@@ -269,6 +270,16 @@ class MFResult:
         return _dense(self.user_factors, self.item_factors, self.user_bias, self.item_bias)
 
 
+#: Declared rules of the arguments :func:`train_mf` and :func:`fit_mf` share.
+_MF_RULES = dict(
+    n_users=Interval(int, 1), n_items=Interval(int, 1), seed=Seed(), method=Options(METHODS),
+    clip=Interval(float, 0.0, 1.0, open="low"), threshold=Interval(float),
+    factors=Interval(int, 1), epochs=Interval(int, 1), lr=Interval(float, 0.0, open="low"),
+    reg=Interval(float, 0.0), n_negatives=Interval(int, 1), batch_size=Interval(int, 1),
+    imputation_factors=Interval(int, 1, optional=True))
+
+
+@declare(**_MF_RULES)
 def train_mf(train: pd.DataFrame, *, n_users: int, n_items: int, seed, method: str = "naive",
              propensity=None, clip: float = 0.05, threshold: float = 4.0, factors: int = 32,
              epochs: int = 20, lr: float = 0.05, reg: float = 10.0, n_negatives: int = 4,
@@ -346,20 +357,8 @@ def train_mf(train: pd.DataFrame, *, n_users: int, n_items: int, seed, method: s
     >>> bool(res.scores()[1, 0] > res.scores()[1, 3])  # user 1 liked item 0
     True
     """
-    n_users = check_int(n_users, "n_users")
-    n_items = check_int(n_items, "n_items")
     check_feedback(train, "train", n_users, n_items)
-    check_choice(method, "method", METHODS)
-    factors = check_int(factors, "factors")
-    epochs = check_int(epochs, "epochs")
-    n_negatives = check_int(n_negatives, "n_negatives")
-    batch_size = check_int(batch_size, "batch_size")
-    imputation_factors = factors if imputation_factors is None else check_int(
-        imputation_factors, "imputation_factors")
-    lr = check_real(lr, "lr", low=0.0, low_open=True)
-    reg = check_real(reg, "reg", low=0.0)
-    clip = check_real(clip, "clip", low=0.0, low_open=True, high=1.0)
-    threshold = check_real(threshold, "threshold")
+    imputation_factors = factors if imputation_factors is None else imputation_factors
     rng = as_generator(seed)
 
     users = train["user"].to_numpy(np.int64)
@@ -430,6 +429,7 @@ def train_mf(train: pd.DataFrame, *, n_users: int, n_items: int, seed, method: s
                     imputation=None if imp is None else imp.scores())
 
 
+@declare(**_MF_RULES)
 def fit_mf(train: pd.DataFrame, *, n_users: int, n_items: int, seed, method: str = "naive",
            propensity=None, clip: float = 0.05, threshold: float = 4.0, factors: int = 32,
            epochs: int = 20, lr: float = 0.05, reg: float = 10.0, n_negatives: int = 4,
@@ -491,7 +491,6 @@ def fit_mf(train: pd.DataFrame, *, n_users: int, n_items: int, seed, method: str
 
     keyed = isinstance(seed, (int, np.integer)) and not isinstance(seed, bool)
     if keyed:  # the key reads the frame: check it first (train_mf checks the rest)
-        n_users, n_items = check_int(n_users, "n_users"), check_int(n_items, "n_items")
         check_feedback(train, "train", n_users, n_items)
     factors_, _ = cached_result(
         "debiased_mf.fit_mf", data_digest(train, n_users, n_items) if keyed else "",

@@ -528,6 +528,11 @@ VALID_CALLS = {
         _W, models={"a": np.eye(20, 10), "b": np.ones((20, 10))},
         **{"seed": 0, "n_redraws": 2, "k": 2, "cache": False, **kw}),
     distributed.estimate: lambda **kw: distributed.estimate(S, T, client=_FakeClient(), **kw),
+    rb.debiased_mf.train_mf: lambda **kw: rb.debiased_mf.train_mf(
+        T, **{"n_users": 3, "n_items": 12, "seed": 0, "factors": 2, "epochs": 1, **kw}),
+    fit_mf: lambda **kw: fit_mf(
+        T, **{"n_users": 3, "n_items": 12, "seed": 0, "factors": 2, "epochs": 1, "cache": False,
+              **kw}),
 }
 
 
