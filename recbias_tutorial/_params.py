@@ -6,8 +6,9 @@ mapping argument names to rules; the decorator checks them before the body runs,
 messages of :mod:`recbias_tutorial._validation` (they name the argument and what is wrong).
 A declared function called by another declared function while that one runs does not check
 again (its arguments were validated at the boundary). Rules only say what can be said
-without the data (a cut-off's upper bound depends on the score matrix, and stays in the
-body); the bad-input tests are generated from the declarations (:func:`bad_values`).
+without the data (a cut-off is declared an integer: its range 1..n_items, which the message
+states, depends on the scores and is checked in the body); the bad-input tests are generated
+from the declarations (:meth:`Rule.bad_values`).
 """
 
 from __future__ import annotations

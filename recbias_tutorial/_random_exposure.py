@@ -16,10 +16,12 @@ import pandas as pd
 
 from ._ranking import (as_sets, curves_frame, positions, ranking_input, recall_per_user,
                        within_user_positions)
-from ._validation import check_cutoffs, check_feedback, check_int
+from ._params import Interval, declare
+from ._validation import check_cutoffs, check_feedback
 from .scorer import check_scores
 
 
+@declare(k=Interval(int, None), threshold=Interval(float))  # URE estimates Recall@k: k required
 def ure_recall(scores, random: pd.DataFrame, *, k: int, threshold: float = 4.0,
                exclude: pd.DataFrame | None = None) -> float:
     r"""Unbiased Recall@K from randomly exposed feedback (URE; Wang et al., WWW 2025).
@@ -82,8 +84,6 @@ def ure_recall(scores, random: pd.DataFrame, *, k: int, threshold: float = 4.0,
     >>> ure_recall(scores, rand, k=2)  # tau = 0.7: item 1 counts, item 4 does not
     0.5
     """
-    if k is None:  # the estimate is of Recall@K: a cut-off is required
-        raise ValueError("k must be an integer cut-off (URE estimates Recall@k), got None")
     scores, k, rel = ranking_input(scores, random, k=k, threshold=threshold, name="random")
     z = positions(scores, rel, exclude, k)  # capped at k
     return float(recall_per_user(rel["user"].to_numpy(np.int64), z, np.array([k]))[k].mean())
@@ -104,6 +104,7 @@ def _kbar_per_user(scores: np.ndarray, random: pd.DataFrame, k_bars: np.ndarray,
     return out
 
 
+@declare(k_bar=Interval(int, 1), threshold=Interval(float))
 def recall_at_kbar(scores, random: pd.DataFrame, *, k_bar: int, threshold: float = 4.0) -> float:
     r"""Traditional Recall@K̄ on randomly exposed data: rank only each user's random items.
 
@@ -149,7 +150,6 @@ def recall_at_kbar(scores, random: pd.DataFrame, *, k_bar: int, threshold: float
     0.5
     """
     scores = check_scores(scores)
-    k_bar = check_int(k_bar, "k_bar")
     per_user = _kbar_per_user(scores, random, np.array([k_bar]), threshold, "random")
     return float(per_user[k_bar].mean())
 

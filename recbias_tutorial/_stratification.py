@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from ._ranking import GAINS, gains, ranking_input, relevant
+from ._params import Interval, Options, declare
 from ._validation import check_choice, check_feedback, check_int, check_propensity
 from .metrics import ranking_metrics
 
@@ -124,6 +125,8 @@ def _shares(p_weights: np.ndarray, edges: np.ndarray, n_strata: int, binning: st
     return np.bincount(s, minlength=n_strata) / len(s)
 
 
+@declare(metric=Options(GAINS + ("ndcg",)), n_strata=Interval(int, 1), binning=Options(BINNINGS),
+         k=Interval(int, None, optional=True), threshold=Interval(float))
 def stratified(scores, test: pd.DataFrame, propensity, *, n_strata: int = 2,
                metric: str = "recall", k: int | None = 10, threshold: float = 4.0,
                exclude: pd.DataFrame | None = None, binning: str = "quantile",
@@ -205,9 +208,6 @@ def stratified(scores, test: pd.DataFrame, propensity, *, n_strata: int = 2,
     1        Q2    0.5    1.0
     2  combined    1.0    0.5
     """
-    check_choice(metric, "metric", GAINS + ("ndcg",))
-    n_strata = check_int(n_strata, "n_strata")
-    binning = check_choice(binning, "binning", BINNINGS)
     scores, k, _ = ranking_input(scores, test, k=k, threshold=threshold)
     if k is None:
         k = scores.shape[1]

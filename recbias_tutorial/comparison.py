@@ -138,7 +138,7 @@ def _authors_propensity(train: pd.DataFrame, n_items: int) -> np.ndarray:
     return np.maximum(p, 1.0)  # unseen items: as rare as an item seen once
 
 
-@declare(seed=Seed(), n_redraws=Interval(int, 2), k=Interval(int, 1, optional=True),
+@declare(seed=Seed(), n_redraws=Interval(int, 2), k=Interval(int, None, optional=True),
          n_strata=Interval(int, 1), clip_quantile=Interval(float, 0.0, 1.0, open="both"),
          item_power=Interval(float, 0.0))
 def compare_methods(world: FeedbackData, *, models: Mapping, seed, n_redraws: int = 20,

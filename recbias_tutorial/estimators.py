@@ -60,7 +60,7 @@ def __getattr__(name: str):
 
 
 #: Declared rules of the arguments every estimator shares.
-_GAIN_RULES = dict(metric=Options(GAINS), k=Interval(int, 1, optional=True),
+_GAIN_RULES = dict(metric=Options(GAINS), k=Interval(int, None, optional=True),
                    threshold=Interval(float))
 _CLIP_RULE = dict(clip=Interval(float, 0.0, open="low", optional=True))  # <= 1 for ips: body
 

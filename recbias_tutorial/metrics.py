@@ -20,12 +20,14 @@ import pandas as pd
 
 from ._ranking import (as_sets, curves_frame, dcg_gain, exclude_matrix, n_candidates, ndcg,
                        positions, ranking_input, recall_per_user)
+from ._params import Interval, declare
 from ._validation import check_cutoffs, check_feedback, check_frame, check_int, check_k
 from .scorer import check_scores
 
 __all__ = ["rank_positions", "ranking_metrics", "recall_curves", "subset_metrics"]
 
 
+@declare(k=Interval(int, None, optional=True))
 def rank_positions(scores, test: pd.DataFrame, *, exclude: pd.DataFrame | None = None,
                    k: int | None = None) -> np.ndarray:
     """Position :math:`Z_{ui}` of every test pair in its user's full-catalogue ranking.
@@ -78,6 +80,7 @@ def rank_positions(scores, test: pd.DataFrame, *, exclude: pd.DataFrame | None =
     return positions(scores, test, exclude, k)
 
 
+@declare(k=Interval(int, None), threshold=Interval(float))
 def ranking_metrics(scores, test: pd.DataFrame, *, k: int = 10, threshold: float = 4.0,
                     exclude: pd.DataFrame | None = None, auc: bool = True) -> pd.DataFrame:
     """Per-user Recall@k, Precision@k, nDCG@k, MAP@k and AUC over the full catalogue.
@@ -133,9 +136,6 @@ def ranking_metrics(scores, test: pd.DataFrame, *, k: int = 10, threshold: float
     >>> ranking_metrics(scores, test, k=2).round(3).to_dict("records")
     [{'n_relevant': 2, 'recall': 0.5, 'precision': 0.5, 'ndcg': 0.387, 'map': 0.25, 'auc': 0.25}]
     """
-    if k is None:
-        raise ValueError("k must be an integer cut-off for recall, precision, ndcg and map, "
-                         "got None")
     scores, k, rel = ranking_input(scores, test, k=k, threshold=threshold)
     z = positions(scores, rel, exclude, None if auc else k)
     users = rel["user"].to_numpy(np.int64)

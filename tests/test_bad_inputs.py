@@ -528,6 +528,11 @@ VALID_CALLS = {
         _W, models={"a": np.eye(20, 10), "b": np.ones((20, 10))},
         **{"seed": 0, "n_redraws": 2, "k": 2, "cache": False, **kw}),
     distributed.estimate: lambda **kw: distributed.estimate(S, T, client=_FakeClient(), **kw),
+    estimators.stratified: lambda **kw: estimators.stratified(S, T, P, **kw),
+    estimators.ure_recall: lambda **kw: estimators.ure_recall(S, T, **{"k": 2, **kw}),
+    estimators.recall_at_kbar: lambda **kw: estimators.recall_at_kbar(S, T, **{"k_bar": 1, **kw}),
+    metrics.ranking_metrics: lambda **kw: metrics.ranking_metrics(S, T, **kw),
+    metrics.rank_positions: lambda **kw: metrics.rank_positions(S, T, **kw),
     rb.debiased_mf.train_mf: lambda **kw: rb.debiased_mf.train_mf(
         T, **{"n_users": 3, "n_items": 12, "seed": 0, "factors": 2, "epochs": 1, **kw}),
     fit_mf: lambda **kw: fit_mf(
