@@ -261,6 +261,11 @@ def get(name: Any, *, per_user: bool = False) -> Estimator:
     return _REGISTRY[check_choice(name, "estimator", names)]
 
 
+def lookup(name: str) -> Estimator:
+    """The estimator registered as ``name``, a name already checked (no second check)."""
+    return _REGISTRY[name]
+
+
 def method_names(o: _k.Options) -> list[tuple[str, str]]:
     """(family, label) of every comparison row, in the order of :func:`run_redraw`."""
     return [(e.family, label) for e in registered() for label in e.methods(o)]

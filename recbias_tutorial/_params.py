@@ -132,6 +132,14 @@ def declare(*, skip_nested: bool = True, **rules: Rule) -> Callable:
     return decorate
 
 
+def check_forwarded(function: Callable, kwargs: dict) -> dict:
+    """``kwargs`` that a declared function forwards to the declared ``function`` (e.g. its
+    ``**kwargs``), checked by ``function``'s rules, so that the nested call need not."""
+    rules = declared(function)
+    return {name: rules[name].check(value, name) if name in rules else value
+            for name, value in kwargs.items()}
+
+
 def declared(function: Callable) -> dict[str, Rule]:
     """The rules ``function`` declares (empty if none)."""
     return dict(getattr(function, "__rules__", {}))

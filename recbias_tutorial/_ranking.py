@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from ._validation import check_choice, check_feedback, check_k, check_real
+from ._validation import check_feedback, check_k
 from .scorer import Scorer, check_scores
 
 CHUNK_CELLS = 1 << 20  # ~8 MB of float64 per chunk of users: stays in cache, one reused buffer
@@ -387,12 +387,12 @@ def relevant(test: pd.DataFrame, threshold: float) -> pd.DataFrame:
 
 def ranking_input(scores, test, *, k: int | None, threshold: float,
                    name: str = "test") -> tuple[np.ndarray, int | None, pd.DataFrame]:
-    """Validate scores, a feedback frame and a cut-off; return them with the relevant rows."""
+    """Validate scores, a feedback frame and a cut-off against them; return them with the
+    relevant rows (``threshold`` is declared, so checked, by every public caller)."""
     scores = check_scores(scores)
     check_feedback(test, name, *scores.shape)
     if k is not None:
         k = check_k(k, scores.shape[1])
-    threshold = check_real(threshold, "threshold")
     rel = relevant(test, threshold)
     if len(rel) == 0:
         raise ValueError(f"{name} has no relevant items (rating >= threshold={threshold})")
@@ -409,7 +409,6 @@ def gains(scores, rel: pd.DataFrame, metric: str, k: int, exclude) -> np.ndarray
         z = positions(scores, rel, exclude, None)
         n = n_candidates(scores.shape, rel, exclude)
         return np.where(n > 1, 1.0 - z / np.maximum(n - 1, 1), 1.0)
-    check_choice(metric, "metric", GAINS)
     z = positions(scores, rel, exclude, k)
     if metric == "recall":
         return (z < k).astype(float)

@@ -30,9 +30,9 @@ import pandas as pd
 
 from . import _builtin_estimators  # noqa: F401  (registers the package's estimators)
 from ._estimator_registry import Estimator, register, registered, unregister
-from ._estimator_registry import get as _get
+from ._estimator_registry import lookup as _lookup
 from ._estimator_registry import per_user_names as _per_user_names
-from ._params import Interval, Options, Seed, declare
+from ._params import Interval, Options, Seed, check_forwarded, declare
 from ._random_exposure import kbar_curves, recall_at_kbar, ure_recall
 from ._ranking import GAINS, ranking_input
 from ._ranking import gains as _gains
@@ -141,7 +141,7 @@ def user_values(scores, test: pd.DataFrame, propensity=None, *, estimator: str =
     >>> user_values(scores, test, k=1).tolist()
     [0.5, 1.0]
     """
-    est = _get(estimator, per_user=True)
+    est = _lookup(estimator)  # declared above: a registered name
     scores, rel, k = _prepare(scores, test, metric, k, threshold)
     users = rel["user"].to_numpy(np.int64)
     gain = _gains(scores, rel, metric, k, exclude)
@@ -338,8 +338,7 @@ def ips(scores, test: pd.DataFrame, propensity, *, n_relevant, metric: str = "re
 
 
 @declare(estimator=Options(_per_user_names), seed=Seed(),
-         confidence=Interval(float, 0.0, 1.0, open="both"), n_resamples=Interval(int, 1),
-         skip_nested=False)  # forwards **kwargs to user_values, which checks them
+         confidence=Interval(float, 0.0, 1.0, open="both"), n_resamples=Interval(int, 1))
 def bootstrap_ci(scores, test: pd.DataFrame, propensity=None, *, estimator: str = "aoa",
                  seed, confidence: float = 0.95, n_resamples: int = 1000,
                  **kwargs) -> tuple[float, float, float]:
@@ -394,6 +393,7 @@ def bootstrap_ci(scores, test: pd.DataFrame, propensity=None, *, estimator: str 
     >>> lo <= est <= hi
     True
     """
+    kwargs = check_forwarded(user_values, kwargs)  # its **kwargs: by user_values' rules, once
     values = user_values(scores, test, propensity, estimator=estimator, **kwargs).to_numpy()
     if len(values) < 2:
         raise ValueError("test must cover at least two users with relevant items to bootstrap")

@@ -173,6 +173,7 @@ def ranking_metrics(scores, test: pd.DataFrame, *, k: int = 10, threshold: float
 # --------------------------------------------------------------------------------------
 # many cut-offs at once
 # --------------------------------------------------------------------------------------
+@declare(threshold=Interval(float))
 def recall_curves(scores, test, ks, *, threshold: float = 4.0,
                   exclude: pd.DataFrame | None = None, per_user: bool = False) -> pd.DataFrame:
     r"""Full-catalogue Recall@K for many K at once (one sort per user instead of one per K).

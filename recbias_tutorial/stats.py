@@ -23,8 +23,8 @@ import numpy as np
 import pandas as pd
 import scipy.stats
 
-from ._validation import (as_generator, as_real_array, check_column_name, check_frame, check_int,
-                          check_real)
+from ._params import Interval, Seed, declare
+from ._validation import (as_generator, as_real_array, check_column_name, check_frame, check_real)
 
 __all__ = ["kendall_tau", "kl_divergence", "paired_wilcoxon", "rating_distribution",
            "ranking_agreement", "reversal_pairs", "steiger_test", "user_bootstrap"]
@@ -456,6 +456,8 @@ def reversal_pairs(table: pd.DataFrame, *, overall: str, strata: Sequence[str]) 
                            kind="stable").reset_index(drop=True)
 
 
+@declare(seed=Seed(), confidence=Interval(float, 0.0, 1.0, open="both"),
+         n_resamples=Interval(int, 1))
 def user_bootstrap(values, *, seed, confidence: float = 0.95,
                    n_resamples: int = 2000) -> pd.DataFrame:
     """Mean and percentile-bootstrap interval of per-user values, resampling users.
@@ -515,8 +517,6 @@ def user_bootstrap(values, *, seed, confidence: float = 0.95,
         raise ValueError("values must hold at least two users (rows)")
     if np.isinf(x).any():
         raise ValueError("values must be finite or NaN (missing); found an infinite value")
-    confidence = check_real(confidence, "confidence", low=0.0, high=1.0, low_open=True, high_open=True)
-    n_resamples = check_int(n_resamples, "n_resamples")
     rng = as_generator(seed)
     idx = rng.integers(0, x.shape[0], size=(n_resamples, x.shape[0]))
     present = ~np.isnan(x)

@@ -533,6 +533,13 @@ VALID_CALLS = {
     estimators.recall_at_kbar: lambda **kw: estimators.recall_at_kbar(S, T, **{"k_bar": 1, **kw}),
     metrics.ranking_metrics: lambda **kw: metrics.ranking_metrics(S, T, **kw),
     metrics.rank_positions: lambda **kw: metrics.rank_positions(S, T, **kw),
+    stats.user_bootstrap: lambda **kw: stats.user_bootstrap(
+        np.arange(6.0), **{"seed": 0, "n_resamples": 10, **kw}),
+    metrics.recall_curves: lambda **kw: metrics.recall_curves(S, T, [1, 2], **kw),
+    jadidinejad2021.rank_relevant: lambda **kw: jadidinejad2021.rank_relevant(
+        S, T, **{"k": 2, **kw}),
+    jadidinejad2021.holdout_evaluator: lambda **kw: jadidinejad2021.holdout_evaluator(
+        holdout=T, propensity=P, **{"n_items": 12, **kw}),
     rb.debiased_mf.train_mf: lambda **kw: rb.debiased_mf.train_mf(
         T, **{"n_users": 3, "n_items": 12, "seed": 0, "factors": 2, "epochs": 1, **kw}),
     fit_mf: lambda **kw: fit_mf(

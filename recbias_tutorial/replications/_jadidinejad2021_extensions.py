@@ -21,6 +21,7 @@ from .._validation import (check_choice, check_feedback, check_frame, check_int,
                            check_propensity)
 from ..estimators import BINNINGS, assign_strata
 from ..metrics import rank_positions
+from .._params import Interval, declare
 from ..scorer import check_scores
 from ..stats import ranking_agreement, steiger_test
 from ._jadidinejad2021_protocol import PreparedSet
@@ -45,6 +46,7 @@ def _check_ks(ks: Any, n_items: int) -> tuple[int, ...]:
 # --------------------------------------------------------------------------------------
 # one model
 # --------------------------------------------------------------------------------------
+@declare(k=Interval(int, None), threshold=Interval(float))
 def rank_relevant(scores: Any, test: pd.DataFrame, *, k: int, threshold: float = 4.0,
                   exclude: pd.DataFrame | None = None, propensity: Any = None) -> pd.DataFrame:
     """The relevant test rows with their rank position (capped at ``k``) and propensity.
@@ -119,6 +121,7 @@ def _prepared(test, threshold, propensity, n_items, strata_specs) -> PreparedSet
     return held
 
 
+@declare(n_items=Interval(int, 1), n_strata=Interval(int, 1), threshold=Interval(float))
 def holdout_evaluator(*, holdout: pd.DataFrame, propensity: Any, n_items: int,
                       truth: pd.DataFrame | None = None, exclude: pd.DataFrame | None = None,
                       ks: int | Sequence[int] = 10, n_strata: int = 2,
@@ -200,9 +203,7 @@ def holdout_evaluator(*, holdout: pd.DataFrame, propensity: Any, n_items: int,
     >>> evaluate(scores).set_index("estimator")["value"].round(3).to_dict()
     {'holdout': 1.0, 'IPS': 0.556, 'SNIPS': 0.1, 'stratified': 0.5, 'Q1': 0.0, 'Q2': 1.0}
     """
-    n_items = check_int(n_items, "n_items")
     ks = _check_ks(ks, n_items)
-    n_strata = check_int(n_strata, "n_strata")
     binnings = tuple(check_choice(b, "binnings", BINNINGS) for b in binnings)
     sweep = tuple(check_int(n, "sweep") for n in sweep)
     if sweep and not binnings:
