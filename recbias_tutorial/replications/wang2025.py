@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._validation import check_frame, check_int, check_real, check_seed, named_items
+from .._validation import check_choice, check_frame, check_int, check_real, check_seed, named_items
 from ..estimators import kbar_curves
 from ..metrics import recall_curves
 from ..stats import user_bootstrap
@@ -298,8 +298,7 @@ def paired_bootstrap(per_user: pd.DataFrame, *, baseline: str, seed: int | np.ra
     ['higher']
     """
     models = _models_of(per_user)
-    if baseline not in models:
-        raise ValueError(f"baseline must be one of the models {models}, got {baseline!r}")
+    check_choice(baseline, "baseline", models)  # one of the models
     base = per_user[baseline]
     diffs = pd.concat({m: per_user[m] - base for m in models if m != baseline}, axis=1)
     ci = user_bootstrap(diffs, seed=seed, confidence=confidence)
