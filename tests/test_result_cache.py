@@ -326,3 +326,23 @@ def test_protocol_values_units_resume_and_run_in_parallel(store, world, monkeypa
     for bad in (0, -2, 1.5, True):
         with pytest.raises(ValueError, match="n_jobs"):
             jadidinejad2021.protocol_values(world, seeds=[0], n_jobs=bad, **kw)
+
+
+@pytest.mark.parametrize("cache, default_on, expected", [
+    (None, True, None),  # on by default: the fits keep the size cap (no 123 MB Yahoo! matrix)
+    (True, False, True),  # the caller's explicit cache=True stores any size
+    (None, False, False), (False, True, False),
+])
+def test_protocol_values_passes_the_fit_cache_switch_with_its_size_cap(
+        store, world, monkeypatch, cache, default_on, expected):
+    from recbias_tutorial.models import _cache
+    from recbias_tutorial.replications import _jadidinejad2021_protocol as proto
+
+    monkeypatch.setattr(_cache, "ENABLED_BY_DEFAULT", default_on)
+    seen = []
+    original = proto.unit_values
+    monkeypatch.setattr(proto, "unit_values", lambda data, unit, **a: seen.append(
+        a["fit_cache"]) or original(data, unit, **a))
+    jadidinejad2021.protocol_values(world, seeds=[0], cache=cache, sizes=(10,), ks=(None,),
+                                    families=("MostPop",))
+    assert seen and set(seen) == {expected}

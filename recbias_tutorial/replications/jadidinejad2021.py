@@ -457,11 +457,12 @@ def protocol_values(data: Any, *, seeds: Sequence[int], sizes: Sequence[int] = A
                         cache=cache)
 
 
-def _unit(data: Any, unit: int, arguments: dict, progress: bool, cache: bool) -> pd.DataFrame:
+def _unit(data: Any, unit: int, arguments: dict, progress: bool, cache: bool,
+          fit_cache: bool | None) -> pd.DataFrame:
     """One unit (-1: the separate truth; else a seed), read back or computed and stored."""
     return cached_table("jadidinejad2021.unit_values", data, dict(arguments, unit=unit),
                         lambda: _proto.unit_values(data, unit, progress=progress,
-                                                   fit_cache=cache, **arguments),
+                                                   fit_cache=fit_cache, **arguments),
                         cache=cache)
 
 
@@ -469,18 +470,22 @@ def _run_units(data: Any, arguments: dict, *, progress: bool, cache: bool | None
                n_jobs: int) -> pd.DataFrame:
     from ..models._cache import fit_cache_enabled
 
-    cache = fit_cache_enabled(cache)  # resolved here: worker processes see the same switch
+    on = fit_cache_enabled(cache)  # resolved here: worker processes see the same switch
+    # the fits: off, or on with the size cap (None: a Yahoo! R3 matrix is not stored) unless
+    # the caller asked for cache=True explicitly (True stores any size)
+    fit_cache = False if not on else (True if cache is True else None)
+    cache = on
     seeds = arguments["seeds"]
     shared = {name: value for name, value in arguments.items() if name != "seeds"}
     units = ([-1] if "authors" in arguments["zoos"] else []) + list(seeds)
     if n_jobs == 1 or len(units) == 1:
-        parts = [_unit(data, u, shared, progress, cache) for u in units]
+        parts = [_unit(data, u, shared, progress, cache, fit_cache) for u in units]
     else:  # one bar for all units (workers' own bars would interleave)
         from joblib import Parallel, delayed
         from tqdm.std import tqdm
 
         run = Parallel(n_jobs=n_jobs, return_as="generator")(
-            delayed(_unit)(data, u, shared, False, cache) for u in units)
+            delayed(_unit)(data, u, shared, False, cache, fit_cache) for u in units)
         parts = list(tqdm(run, total=len(units), unit="unit", disable=not progress,
                           desc=f"{getattr(data, 'name', 'data')}: truth and seeds"))
     return _proto.combine_units(units, parts)
