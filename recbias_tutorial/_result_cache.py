@@ -5,7 +5,8 @@ so a second run of a chapter (or of the book build) reads it back instead of rec
 minutes of fits and evaluations. The store is one file per
 result in ``<fit cache>/results`` (see :func:`recbias_tutorial.models.fit_cache_dir`); it follows the
 same switch (``RECBIAS_FIT_CACHE=0`` or ``cache=False`` turn it off) and is emptied with it
-(``make clean-cache``, :func:`recbias_tutorial.models.clear_fit_cache`).
+(``make clean-cache``, :func:`recbias_tutorial.models.clear_fit_cache`), and is trimmed to
+``$RECBIAS_RESULT_CACHE_LIMIT_MB`` (default 1,000 MB), least recently used first.
 
 **Key.** The sha256 of the data's frames (every frame of the :class:`FeedbackData`, in row
 order, and its id-space sizes), the function's name, its validated arguments, the versions of
@@ -126,6 +127,8 @@ def _load(path: Path, key: str) -> dict | None:
         return None
     try:
         entry = joblib.load(path)
+    except FileNotFoundError:  # trimmed by another process meanwhile: a miss
+        return None
     except Exception as err:  # truncated, garbage, an unpicklable class: never trusted
         raise ValueError(f"unreadable ({type(err).__name__})") from None
     if not (isinstance(entry, dict) and entry.get("key") == key
@@ -175,15 +178,39 @@ def cached_result(function: str, data: Any, arguments: dict | None,
                       FitCacheWarning, stacklevel=3)
         payload = None
     if payload is not None:
+        with contextlib.suppress(OSError):
+            os.utime(path)  # last use: trimming removes the least recently used first
         return payload, True
     payload = compute()
     if not _storable(payload):
         raise TypeError(f"{function}: a cached result must be a dict of tables and numeric arrays")
     try:
         _store(path, key, payload)
+        trim(path.parent)
     except OSError as err:  # an unwritable cache folder: the result is still good
         warnings.warn(f"result cache unusable ({err}); not stored", FitCacheWarning, stacklevel=3)
     return payload, False
+
+
+def trim(folder: Path) -> None:
+    """Keep the result store within ``$RECBIAS_RESULT_CACHE_LIMIT_MB`` (default 1,000 MB):
+    remove the least recently used entries first. Every edit of the package's code leaves
+    its old entries behind (they are keyed by the code), so without a limit it only grows."""
+    from .models._cache import _megabytes
+
+    limit = _megabytes("RECBIAS_RESULT_CACHE_LIMIT_MB", 1000.0) * 2**20
+    entries = []
+    for entry in os.scandir(folder):
+        if entry.name.endswith(".joblib") and entry.is_file():
+            stat = entry.stat()
+            entries.append((stat.st_mtime, stat.st_size, entry.path))
+    total = sum(size for _, size, _ in entries)
+    for _, size, name in sorted(entries):
+        if total <= limit:
+            break
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(name)
+        total -= size
 
 
 def cached_table(function: str, data: Any, arguments: dict | None,

@@ -346,3 +346,26 @@ def test_protocol_values_passes_the_fit_cache_switch_with_its_size_cap(
     jadidinejad2021.protocol_values(world, seeds=[0], cache=cache, sizes=(10,), ks=(None,),
                                     families=("MostPop",))
     assert seen and set(seen) == {expected}
+
+
+def test_result_store_is_trimmed_least_recently_used_first(store, world, monkeypatch):
+    import os
+    import time
+
+    from recbias_tutorial._result_cache import cached_table
+
+    def table(n):
+        return lambda: pd.DataFrame({"x": range(n)})
+
+    for i in range(4):
+        cached_table("test.trim", world, {"i": i}, table(20_000), cache=True)
+        time.sleep(0.01)
+    files = sorted(store.glob("test.trim-*.joblib"), key=os.path.getmtime)
+    assert len(files) == 4
+    size = files[0].stat().st_size
+    cached_table("test.trim", world, {"i": 0}, table(20_000), cache=True)  # a use: now newest
+    monkeypatch.setenv("RECBIAS_RESULT_CACHE_LIMIT_MB", str(2.5 * size / 2**20))
+    cached_table("test.trim", world, {"i": 4}, table(20_000), cache=True)  # a store: trims
+    left = set(store.glob("test.trim-*.joblib"))
+    assert files[0] in left and len(left) == 2  # i=0 (just used) and i=4 (just stored)
+    assert cached_table("test.trim", world, {"i": 0}, table(20_000), cache=True).attrs["cached"]
