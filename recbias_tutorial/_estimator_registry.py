@@ -26,7 +26,6 @@ import pandas as pd
 
 from . import _comparison_methods as _k
 from ._ranking import dcg_gain, ideal_dcg
-from ._validation import check_choice
 
 
 @dataclass
@@ -255,14 +254,9 @@ def per_user_names() -> tuple[str, ...]:
     return tuple(name for name, e in _REGISTRY.items() if e.per_user)
 
 
-def get(name: Any, *, per_user: bool = False) -> Estimator:
-    """The estimator registered as ``name`` (one with per-user terms if ``per_user``)."""
-    names = per_user_names() if per_user else tuple(_REGISTRY)
-    return _REGISTRY[check_choice(name, "estimator", names)]
-
-
 def lookup(name: str) -> Estimator:
-    """The estimator registered as ``name``, a name already checked (no second check)."""
+    """The estimator registered as ``name``; the callers declare ``estimator`` as one of the
+    registered names (``Options(per_user_names)``), so it is not checked again."""
     return _REGISTRY[name]
 
 

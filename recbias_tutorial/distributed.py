@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ._estimator_registry import get as _get
+from ._estimator_registry import lookup as _lookup
 from ._estimator_registry import per_user_names
 from ._params import Interval, Options, declare
 from ._ranking import is_scorer
@@ -60,7 +60,7 @@ def _block_sum(scores: Any, test: pd.DataFrame, exclude: pd.DataFrame | None, pr
     """Sum and count of the per-user terms of one block (the task run on a worker)."""
     relevant = test["rating"].to_numpy(dtype=float) >= kwargs["threshold"]
     if not relevant.any():  # no user of this block has a relevant test item
-        if _get(kwargs["estimator"]).needs_n_relevant:  # users with relevant items count as 0
+        if _lookup(kwargs["estimator"]).needs_n_relevant:  # users with relevant items count as 0
             return 0.0, int((np.asarray(n_relevant) >= 1).sum())
         return 0.0, 0
     values = user_values(scores, test, propensity, n_relevant=n_relevant, exclude=exclude,
@@ -123,7 +123,7 @@ def estimate(scores: Any, test: pd.DataFrame, propensity: Any = None, *, client:
     if not (callable(getattr(client, "submit", None)) and callable(getattr(client, "gather", None))):
         raise ValueError("client must be a dask.distributed.Client (e.g. Client() locally, or "
                          f"Client('tcp://scheduler:8786')), got {type(client).__name__}")
-    est = _get(estimator, per_user=True)
+    est = _lookup(estimator)  # declared above: a registered name
     scores = check_scores(scores)
     n_users, n_items = scores.shape
     check_feedback(test, "test", n_users, n_items)
