@@ -234,6 +234,7 @@ def test_split_user_table_is_the_step_by_step_protocol(store, world, monkeypatch
     import cornac
 
     from recbias_tutorial.models import PosPop, iter_scores
+    from recbias_tutorial.replications import _yang2018_protocol as proto
     from recbias_tutorial.replications import yang2018
 
     models = {"MostPop": cornac.models.MostPop(), "PosPop": PosPop(threshold=4.0)}
@@ -249,7 +250,7 @@ def test_split_user_table_is_the_step_by_step_protocol(store, world, monkeypatch
     table = yang2018.split_user_table(models, world, seed=3, gammas=gammas,
                                       metrics=["recall", "auc"], k=5, cache=True)
     pd.testing.assert_frame_equal(table, by_hand)
-    monkeypatch.setattr(yang2018, "user_table", _fail)
+    monkeypatch.setattr(proto, "user_table", _fail)
     again = yang2018.split_user_table(models, world, seed=3, gammas=gammas,
                                       metrics=["recall", "auc"], k=5, cache=True)
     assert again.attrs["cached"] is True
@@ -264,6 +265,7 @@ def test_model_curves_keyed_by_the_scores_content(store, world, monkeypatch):
 
     from recbias_tutorial.estimators import kbar_curves
     from recbias_tutorial.metrics import recall_curves
+    from recbias_tutorial.replications import _wang2025_protocol as proto
     from recbias_tutorial.replications import wang2025
 
     rng = np.random.default_rng(0)
@@ -278,7 +280,7 @@ def test_model_curves_keyed_by_the_scores_content(store, world, monkeypatch):
             s, sets, [1, 5], threshold=4.0, exclude=world.mnar, per_user=True))
         pd.testing.assert_frame_equal(first[name][1], kbar_curves(
             s, {"mar": world.mar}, [1, 2], threshold=4.0, per_user=True))
-    monkeypatch.setattr(wang2025, "recall_curves", _fail)
+    monkeypatch.setattr(proto, "recall_curves", _fail)
     for name, s, r, kb in wang2025.model_curves(scores, sets, [1, 5], cache=True, **kw):
         assert s is scores[name]
         pd.testing.assert_frame_equal(r, first[name][0])

@@ -1,20 +1,183 @@
-"""Yang et al.'s whole protocol on a dataset, one split at a time (private).
+r"""Yang et al.'s protocol: test sets, propensities and per-user values of a split (private).
 
 Re-exported by :mod:`recbias_tutorial.replications.yang2018`; import it from there.
+:func:`snips_protocols` (the MAR truth, AOA and SNIPS with popularity propensities),
+:func:`user_table` (per-user values of every model under every protocol), :func:`same_users`
+(both test sets over the same users) and :func:`split_user_table` (split, fit and evaluate one
+split of a dataset, kept in the on-disk cache).
 """
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from .._validation import check_int, check_mapping, check_names, check_real
+from .._validation import (check_frame, check_int, check_mapping, check_names, check_real,
+                           named_items)
 from ..data import FeedbackData, drop_seen, random_split
-from . import yang2018 as _y
+from ..estimators import user_values
+from ..propensity import popularity_propensity
+
+# The sensitivity grid of gamma (documented, and re-exported, as yang2018.GAMMAS).
+GAMMAS: tuple[float, ...] = (1.5, 2.0, 2.5, 3.0)
+
+Protocol = tuple[pd.DataFrame, Any, str]  # (test set, propensity or None, estimator name)
+
+
+def snips_protocols(heldout: pd.DataFrame, truth: pd.DataFrame, *, train: pd.DataFrame,
+                    n_items: int, gammas: Mapping[str, float],
+                    truth_label: str = "MAR truth") -> dict[str, Protocol]:
+    """The protocols of one comparison: the MAR truth, AOA, and SNIPS at each gamma.
+
+    Parameters
+    ----------
+    heldout : pandas.DataFrame
+        Logged (MNAR) held-out feedback the estimators see.
+    truth : pandas.DataFrame
+        Randomly exposed (MAR) feedback whose Average-Over-All value is the truth.
+    train : pandas.DataFrame
+        The training log; its item counts give the popularity propensities.
+    n_items : int
+        Catalogue size.
+    gammas : mapping label -> float
+        SNIPS variants, e.g. ``{"SNIPS γ=2.0": 2.0}``.
+    truth_label : str, default "MAR truth"
+        Label of the truth protocol.
+
+    Returns
+    -------
+    dict
+        ``label -> (test set, propensity or None, estimator name)``, the truth first, then
+        ``"AOA"``, then the SNIPS variants in the order of ``gammas``.
+
+    Raises
+    ------
+    ValueError
+        If ``gammas`` is empty or a gamma is not a number above -1, or on bad ``train`` /
+        ``n_items`` (see :func:`recbias_tutorial.propensity.popularity_propensity`).
+
+    See Also
+    --------
+    estimate_models : evaluate scored models under these protocols.
+    recbias_tutorial.propensity.popularity_propensity : the propensities.
+
+    Examples
+    --------
+    >>> log = pd.DataFrame({"user": [0, 0, 1], "item": [0, 1, 0], "rating": [5.0, 4.0, 5.0]})
+    >>> list(snips_protocols(log, log, train=log, n_items=3, gammas={"SNIPS γ=2": 2.0}))
+    ['MAR truth', 'AOA', 'SNIPS γ=2']
+    """
+    check_mapping(gammas, "gammas", "gamma")
+    out: dict[str, Protocol] = {truth_label: (truth, None, "aoa"), "AOA": (heldout, None, "aoa")}
+    for label, gamma in gammas.items():
+        out[label] = (heldout, popularity_propensity(train, n_items, gamma=gamma), "snips")
+    return out
+
+
+def user_table(scores: Mapping[str, np.ndarray] | Iterable[tuple[str, np.ndarray]],
+               protocols: Mapping[str, Protocol], *, exclude: pd.DataFrame | None,
+               metrics: Iterable[str] = ("recall", "auc"), k: int = 10) -> pd.DataFrame:
+    """Per-user values of every model under every protocol (one ranking pass per cell).
+
+    Parameters
+    ----------
+    scores : mapping name -> score matrix, or iterable of ``(name, scores)``
+        The models (an iterator keeps one score matrix in memory at a time).
+    protocols : mapping label -> (test set, propensity or None, estimator)
+        E.g. from :func:`snips_protocols`.
+    exclude : pandas.DataFrame or None
+        Pairs removed from the candidates (the training log).
+    metrics : iterable of str, default ("recall", "auc")
+        Gains of :func:`recbias_tutorial.estimators.user_values` (``recall``, ``dcg``, ``auc``).
+    k : int, default 10
+        Cut-off.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Long format: ``model``, ``metric``, ``estimator``, ``user``, ``value``.
+
+    Raises
+    ------
+    ValueError
+        If ``protocols`` is empty, or on any invalid input of
+        :func:`recbias_tutorial.estimators.user_values`.
+
+    See Also
+    --------
+    summarise : estimates and bootstrap intervals from this table.
+    per_model_mae : the paper's per-model MAE from this table.
+
+    Examples
+    --------
+    >>> log = pd.DataFrame({"user": [0, 1], "item": [0, 1], "rating": 5.0})
+    >>> protocols = snips_protocols(log, log, train=log, n_items=2, gammas={"S": 2.0})
+    >>> user_table({"m": np.eye(2)}, protocols, exclude=None, metrics=["recall"], k=1)["value"].tolist()
+    [1.0, 1.0, 1.0, 1.0, 1.0, 1.0]
+    """
+    check_mapping(protocols, "protocols", "(test set, propensity, estimator)")
+    metrics = tuple(check_names(metrics, "metrics"))
+    parts = []
+    for name, matrix in named_items(scores, "scores"):
+        for metric in metrics:
+            for label, (test, propensity, estimator) in protocols.items():
+                v = user_values(matrix, test, propensity, estimator=estimator, metric=metric,
+                                k=k, exclude=exclude)
+                parts.append(pd.DataFrame({"model": name, "metric": metric, "estimator": label,
+                                           "user": v.index.to_numpy(), "value": v.to_numpy()}))
+        del matrix  # with an iterator, the caller's matrix is released as the loop goes on
+    return pd.concat(parts, ignore_index=True)
+
+
+def same_users(heldout: pd.DataFrame, truth: pd.DataFrame, *,
+               threshold: float = 4.0) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Restrict both test sets to the users with a relevant item in each.
+
+    AOA, SNIPS and the truth average over the users with at least one relevant test item;
+    restricting both frames to the users that qualify in both makes the estimates and the
+    truth means over the same users.
+
+    Parameters
+    ----------
+    heldout, truth : pandas.DataFrame
+        Feedback with ``user``, ``item`` and ``rating``.
+    threshold : float, default 4.0
+        A test item is relevant when ``rating >= threshold``.
+
+    Returns
+    -------
+    (heldout, truth) : tuple of pandas.DataFrame
+        The rows of the common users, with fresh indexes.
+
+    Raises
+    ------
+    ValueError
+        If a frame lacks a column, or no user has a relevant item in both.
+
+    See Also
+    --------
+    per_model_mae : per-user errors over these users.
+
+    Examples
+    --------
+    >>> a = pd.DataFrame({"user": [0, 1, 2], "item": 0, "rating": [5.0, 5.0, 1.0]})
+    >>> b = pd.DataFrame({"user": [1, 2, 3], "item": 1, "rating": [4.0, 5.0, 5.0]})
+    >>> [f["user"].tolist() for f in same_users(a, b)]
+    [[1], [1]]
+    """
+    check_frame(heldout, "heldout", ["user", "item", "rating"])
+    check_frame(truth, "truth", ["user", "item", "rating"])
+    threshold = check_real(threshold, "threshold")
+    users = np.intersect1d(heldout.loc[heldout["rating"] >= threshold, "user"],
+                           truth.loc[truth["rating"] >= threshold, "user"])
+    if len(users) == 0:
+        raise ValueError("heldout and truth have no user with a relevant item in both")
+    return (heldout[heldout["user"].isin(users)].reset_index(drop=True),
+            truth[truth["user"].isin(users)].reset_index(drop=True))
 
 
 def split_user_table(models: Mapping[str, Any], data: FeedbackData, *, seed: int,
@@ -91,7 +254,7 @@ def split_user_table(models: Mapping[str, Any], data: FeedbackData, *, seed: int
                          "as the truth")
     check_mapping(models, "models", "unfitted model")
     seed = check_int(seed, "seed", low=0)
-    gammas = {f"SNIPS γ={g:.1f}": g for g in _y.GAMMAS} if gammas is None else gammas
+    gammas = {f"SNIPS γ={g:.1f}": g for g in GAMMAS} if gammas is None else gammas
     check_mapping(gammas, "gammas", "gamma")
     gammas = {label: check_real(g, "gammas", low=-1.0, low_open=True)
               for label, g in gammas.items()}
@@ -107,70 +270,11 @@ def split_user_table(models: Mapping[str, Any], data: FeedbackData, *, seed: int
         from ..models import iter_scores  # Cornac is imported only when models are fitted
 
         train, held = random_split(data.mnar, (train_share, 1.0 - train_share), seed=seed)
-        held, truth = _y.same_users(held, drop_seen(data.mar, train), threshold=data.threshold)
-        protocols = _y.snips_protocols(held, truth, train=train, n_items=data.n_items,
+        held, truth = same_users(held, drop_seen(data.mar, train), threshold=data.threshold)
+        protocols = snips_protocols(held, truth, train=train, n_items=data.n_items,
                                        gammas=gammas)
         scores = iter_scores(copy.deepcopy(dict(models)), train, n_users=data.n_users,
                              n_items=data.n_items, seed=seed, progress=False)
-        return _y.user_table(scores, protocols, exclude=train, metrics=metrics, k=k)
+        return user_table(scores, protocols, exclude=train, metrics=metrics, k=k)
 
     return cached_table("yang2018.split_user_table", data, arguments, compute, cache=cache)
-
-
-def mae_over_splits(models: Mapping[str, Any], data: FeedbackData, *, seeds: Sequence[int],
-                    gammas: Sequence[float] = _y.GAMMAS,
-                    metrics: Iterable[str] = ("recall",), k: int = 10,
-                    train_share: float = 0.8, cache: bool | None = None) -> pd.DataFrame:
-    """The whole Yahoo!-table protocol, once per split seed: per-model MAE for every seed.
-
-    For each seed, :func:`split_user_table` (split, truth without training pairs, common
-    users, fits with model seed = split seed) and :func:`per_model_mae` for AOA and SNIPS at
-    each gamma. Each split's table is cached on its own, so an interrupted run resumes.
-
-    Parameters
-    ----------
-    models, data, metrics, k, train_share, cache
-        As in :func:`split_user_table` (``models`` are deep-copied for every seed).
-    seeds : sequence of int
-        Split (and model) seeds.
-    gammas : sequence of float, default GAMMAS
-        SNIPS exponents (labelled ``SNIPS γ=…``).
-
-    Returns
-    -------
-    pandas.DataFrame
-        Columns ``seed``, ``metric``, ``model``, ``AOA``, ``SNIPS γ=…`` and ``users``.
-
-    Raises
-    ------
-    ValueError
-        If ``seeds`` is empty, ``data`` has no MAR part, ``train_share`` is not in (0, 1), or
-        on any error of the steps above.
-
-    See Also
-    --------
-    per_model_mae : one seed, from a :func:`user_table`.
-
-    Examples
-    --------
-    >>> import recbias_tutorial as rb
-    >>> from recbias_tutorial.models import PosPop
-    >>> world = rb.simulate(60, 40, seed=0)
-    >>> out = mae_over_splits({"PosPop": PosPop(threshold=4.0)}, world, seeds=[0, 1])
-    >>> out["seed"].tolist(), list(out.columns[:4])
-    ([0, 1], ['seed', 'metric', 'model', 'AOA'])
-    """
-    seeds = [check_int(s, "seeds", low=0) for s in seeds]
-    if not seeds:
-        raise ValueError("seeds must hold at least one seed")
-    if getattr(data, "mar", None) is None:
-        raise ValueError("data must have randomly exposed (mar) feedback as the truth")
-    labels = {f"SNIPS γ={g:.1f}": g for g in np.atleast_1d(gammas).tolist()}
-    frames = []
-    for seed in seeds:
-        table = _y.per_model_mae(split_user_table(models, data, seed=seed, gammas=labels,
-                                                  metrics=metrics, k=k,
-                                                  train_share=train_share, cache=cache))
-        frames.append(table.reset_index().assign(seed=seed))
-    out = pd.concat(frames, ignore_index=True)
-    return out[["seed"] + [c for c in out.columns if c != "seed"]]
