@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Mapping, Sequence
-from functools import partial
 from typing import Any
 
 import numpy as np
@@ -22,6 +21,7 @@ from .._validation import check_frame, check_real
 from ..data import FeedbackData
 from ..sampling import STRATEGIES
 from ..stats import kendall_tau, paired_wilcoxon
+from ._carraro2022_models import paper_models
 from ._carraro2022_protocol import _KEYS, _ORDER, TEST_SET_NAMES, _check_seeds, run_protocol
 
 
@@ -369,42 +369,6 @@ def tau_on_means(metrics: pd.DataFrame, *, metric: str = "recall") -> pd.DataFra
     out = pd.DataFrame(rows)
     out["order"] = out["strategy"].map(_ORDER.index)
     return out.sort_values(["order", "rho"]).drop(columns="order").reset_index(drop=True)
-
-
-def paper_models() -> dict[str, Any]:
-    """Factories of the five recommenders of §4.4, as Cornac/package stand-ins.
-
-    ``AvgRating`` and ``PosPop`` are the package's; ``UB_KNN``, ``IB_KNN`` and ``MF`` are
-    Cornac's ``UserKNN(k=50)``, ``ItemKNN(k=50)`` and ``MF(k=20, max_iter=50)`` (the paper
-    used RankSys with hyper-parameters tuned on D_val: see :func:`tune`).
-
-    Returns
-    -------
-    dict
-        Name (the paper's) -> zero-argument factory.
-
-    Raises
-    ------
-    ImportError
-        If Cornac is not installed.
-
-    See Also
-    --------
-    recbias_tutorial.replications.carraro2022.figure4_tau : their default user.
-
-    Examples
-    --------
-    >>> list(paper_models())
-    ['AvgRating', 'PosPop', 'UB_KNN', 'IB_KNN', 'MF']
-    """
-    import cornac
-
-    from ..models import AvgRating, PosPop
-
-    return {"AvgRating": AvgRating, "PosPop": PosPop,
-            "UB_KNN": partial(cornac.models.UserKNN, k=50, verbose=False),
-            "IB_KNN": partial(cornac.models.ItemKNN, k=50, verbose=False),
-            "MF": partial(cornac.models.MF, k=20, max_iter=50, seed=0)}
 
 
 def figure4_tau(data: FeedbackData, *, seeds: Sequence[int] = range(10),

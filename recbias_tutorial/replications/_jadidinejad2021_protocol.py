@@ -48,19 +48,39 @@ AUTHORS_SIZES = tuple(range(10, 101, 10))
 #: Families of the authors' zoo (``utils.get_models(variant="large")``) Cornac 3 trains here.
 AUTHORS_FAMILIES = ("GlobalAvg", "MostPop", "BaselineOnly", "MF", "SVD", "PMF-linear",
                     "PMF-nonlinear", "MMMF", "BPR", "WBPR")
-#: Families of their zoo left out: Cornac implements them with TensorFlow / PyTorch.
+#: Families of their zoo left out of the default zoo: Cornac implements them with TensorFlow /
+#: PyTorch.
 LEFT_OUT_FAMILIES = ("MLP", "WMF", "GMF", "NeuMF")
+#: Of those, the ones the ``neural`` extra (TensorFlow, CPU build) trains: all four, with
+#: Cornac's TensorFlow backend, the authors' (Cornac 3's PyTorch backend refuses their
+#: ``NeuMF{k}``: it asserts ``layers[-1] == num_factors``, and theirs keep the default layers).
+NEURAL_FAMILIES = ("MLP", "WMF", "GMF", "NeuMF")
+
+
+def require_tensorflow(families) -> None:
+    """A clear ImportError when a neural family is asked for without TensorFlow."""
+    if set(families) & set(NEURAL_FAMILIES):
+        try:
+            import tensorflow  # noqa: F401
+        except ImportError:
+            raise ImportError("the families " + ", ".join(NEURAL_FAMILIES) + " need "
+                              "TensorFlow: pip install -e '.[neural]' (CPU build)") from None
 
 
 def zoo_of(sizes=AUTHORS_SIZES, families=AUTHORS_FAMILIES) -> dict:
-    """Their models (``utils.get_models``), same hyper-parameters, seed 123, minus TF/PyTorch."""
+    """Their models (``utils.get_models``), same hyper-parameters, seed 123 (the neural
+    families only if asked for, with Cornac's TensorFlow backend, the authors')."""
     import cornac  # lazy
 
+    require_tensorflow(families)
     M = cornac.models
+    neural = dict(verbose=False, seed=123, backend="tensorflow")
     zoo = {"GA": M.GlobalAvg(name="GA"), "MPOP": M.MostPop(name="MPOP"),
            # their BaselineOnly(verbose=False) has no seed and draws from numpy's global
            # generator; we seed it (123, like the others) so that runs are reproducible
            "BaselineOnly": M.BaselineOnly(verbose=False, seed=123)}
+    if "MLP" in families:
+        zoo["MLP"] = M.MLP(name="MLP", **neural)
     # their order: [gavg, mpop, bo, mlp] + mf + svd + pmf + wmf + mmmf + bpr + gmf + neumf
     for k in sizes:
         zoo[f"MF{k}"] = M.MF(name=f"MF{k}", k=k, learning_rate=0.001, early_stop=True,
@@ -71,12 +91,21 @@ def zoo_of(sizes=AUTHORS_SIZES, families=AUTHORS_FAMILIES) -> dict:
         zoo[f"PMFL{k}"] = M.PMF(name=f"PMFL{k}", k=k, verbose=False, variant="linear", seed=123)
         zoo[f"PMFNL{k}"] = M.PMF(name=f"PMFNL{k}", k=k, verbose=False, variant="non_linear",
                                  seed=123)
+    if "WMF" in families:
+        for k in sizes:
+            zoo[f"WMF{k}"] = M.WMF(name=f"WMF{k}", k=k, verbose=False, seed=123)
     for k in sizes:
         zoo[f"MMMF{k}"] = M.MMMF(name=f"MMMF{k}", k=k, verbose=False, seed=123)
     for k in sizes:
         zoo[f"BPR{k}"] = M.BPR(name=f"BPR{k}", k=k, verbose=False, seed=123)
         zoo[f"WBPR{k}"] = M.WBPR(name=f"WBPR{k}", k=k, verbose=False, seed=123)
-    family = {"GA": "GlobalAvg", "MPOP": "MostPop", "BaselineOnly": "BaselineOnly"}
+    if "GMF" in families:
+        for k in sizes:
+            zoo[f"GMF{k}"] = M.GMF(name=f"GMF{k}", num_factors=k, **neural)
+    if "NeuMF" in families:
+        for k in sizes:
+            zoo[f"NeuMF{k}"] = M.NeuMF(name=f"NeuMF{k}", num_factors=k, **neural)
+    family = {"GA": "GlobalAvg", "MPOP": "MostPop", "BaselineOnly": "BaselineOnly", "MLP": "MLP"}
     keep = set(families)
 
     def family_of(name: str) -> str:

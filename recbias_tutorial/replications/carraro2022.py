@@ -33,6 +33,8 @@ repetitions), :func:`table3` (per recommender, each strategy's closest rho_p and
 recommender), :func:`table5_wilcoxon` (pairwise recommenders on D_gt), :func:`closest_test_sets` (§5's
 reading of Tables 3 and 4) and
 :func:`figure4_tau` / :func:`tau_on_means` (Kendall's tau on repetition-averaged results);
+:func:`paper_models` and :func:`paper_grid` are the five recommenders of §4.4 and their
+hyper-parameter grid (:data:`PAPER_GRID`) as Cornac stand-ins;
 ``PAPER_*`` constants hold the values the paper's text states. :func:`posterior_check` and
 :func:`weight_noise` examine the data (Eq. 1-6; the noise of WTD's estimated MAR posteriors).
 The course's own statistics are separate: :func:`difference_from_truth`,
@@ -46,17 +48,19 @@ from ._carraro2022_extensions import (best_sizes, difference_from_truth, kendall
                                       mean_difference, wilcoxon_vs_truth)
 from ._carraro2022_data import (PAPER_TABLE2_KL, kl_by_seed, posterior_check, table2_kl,
                                 weight_noise)
+from ._carraro2022_models import PAPER_GRID, paper_grid, paper_models
 from ._carraro2022_protocol import (METRICS, SIZES, TEST_SET_NAMES, ProtocolSplit, Repetition,
                                     draw_test_sets, run_protocol, run_repetition,
                                     split_feedback, tune)
 from ._carraro2022_tables import (PAPER_CLOSEST, PAPER_FIGURE4_TAU, PAPER_TABLE5,
-                                  closest_test_sets, figure4_tau, paper_models, table3,
+                                  closest_test_sets, figure4_tau, table3,
                                   table4_wilcoxon, table5_wilcoxon, tau_on_means)
 
 __all__ = [
     "METRICS",
     "PAPER_CLOSEST",
     "PAPER_FIGURE4_TAU",
+    "PAPER_GRID",
     "PAPER_TABLE2_KL",
     "PAPER_TABLE5",
     "TEST_SET_NAMES",
@@ -64,6 +68,7 @@ __all__ = [
     "draw_test_sets",
     "figure4_tau",
     "kl_by_seed",
+    "paper_grid",
     "paper_models",
     "posterior_check",
     "table2_kl",

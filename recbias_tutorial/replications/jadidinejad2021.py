@@ -51,7 +51,7 @@ from ._jadidinejad2021_extensions import (agreement, evaluate_zoo, holdout_evalu
                                           rank_relevant, steiger)
 
 __all__ = ["AUTHORS_FAMILIES", "AUTHORS_SIZES", "CHOICES", "LADDER_STEPS", "LEFT_OUT_FAMILIES",
-           "PAPER_FIG4", "PAPER_FIG4_SIGNIFICANT", "PAPER_N_MODELS", "PAPER_STEIGER_P",
+           "NEURAL_FAMILIES", "PAPER_FIG4", "PAPER_FIG4_SIGNIFICANT", "PAPER_N_MODELS", "PAPER_STEIGER_P",
            "PAPER_TABLE1B", "PAPER_TABLE1B_SHARES", "PAPER_TABLE6",
            "agreement", "authors_split", "authors_zoo", "evaluate_zoo", "holdout_evaluator",
            "kendall_taus", "ladder", "powerlaw_propensity", "protocol_frame", "protocol_rows",
@@ -73,6 +73,9 @@ AUTHORS_FAMILIES = _proto.AUTHORS_FAMILIES
 PAPER_N_MODELS = 104
 #: Families of their zoo that need TensorFlow or PyTorch in Cornac (31 of the 104 models).
 LEFT_OUT_FAMILIES = _proto.LEFT_OUT_FAMILIES
+#: The left-out families, trainable with TensorFlow installed (``pip install -e '.[neural]'``,
+#: CPU build): pass them in ``families``.
+NEURAL_FAMILIES = _proto.NEURAL_FAMILIES
 #: Kendall's tau with the open-loop ranking over 104 models, nDCG (paper, Table 6; identical
 #: to the outputs stored in the authors' notebooks ``experiments_coat.ipynb`` and
 #: ``experiments_yahoo.ipynb``). ``k = -1`` is the whole ranking (their ``NDCG@-1``).
@@ -110,17 +113,20 @@ def authors_zoo(*, sizes: Sequence[int] = AUTHORS_SIZES,
 
     Same families, names and hyper-parameters as their code (MF without biases, learning
     rate 0.001 and early stopping; SVD at learning rate 0.001; PMF linear and non-linear;
-    MMMF, BPR, WBPR; Cornac's defaults otherwise; seed 123), without the families that need
-    TensorFlow or PyTorch (:data:`LEFT_OUT_FAMILIES`). One deviation: their
-    ``BaselineOnly(verbose=False)`` has no seed (it draws from numpy's global generator);
-    ours gets ``seed=123`` so that runs are reproducible.
+    MMMF, BPR, WBPR; Cornac's defaults otherwise; seed 123), by default without the
+    families that need TensorFlow (:data:`LEFT_OUT_FAMILIES`). With TensorFlow installed
+    (the ``neural`` extra), :data:`NEURAL_FAMILIES` (``MLP``; ``WMF``, ``GMF``, ``NeuMF`` at
+    every size) can be asked for, with Cornac's TensorFlow backend, as the authors ran them
+    (Cornac 3's PyTorch backend refuses their ``NeuMF{k}``).
+    One deviation: their ``BaselineOnly(verbose=False)`` has no seed (it draws from numpy's
+    global generator); ours gets ``seed=123`` so that runs are reproducible.
 
     Parameters
     ----------
     sizes : sequence of int
         Latent sizes (their 10, 20, ..., 100).
     families : sequence of str
-        A subset of :data:`AUTHORS_FAMILIES`.
+        A subset of :data:`AUTHORS_FAMILIES` and :data:`NEURAL_FAMILIES`.
 
     Returns
     -------
@@ -131,6 +137,8 @@ def authors_zoo(*, sizes: Sequence[int] = AUTHORS_SIZES,
     ------
     ValueError
         If a size is not a positive integer or a family is unknown.
+    ImportError
+        If a neural family is asked for and TensorFlow is not installed.
 
     See Also
     --------
@@ -142,7 +150,8 @@ def authors_zoo(*, sizes: Sequence[int] = AUTHORS_SIZES,
     73
     """
     sizes = tuple(check_int(k, "sizes") for k in sizes)
-    families = tuple(check_choice(f, "families", AUTHORS_FAMILIES) for f in families)
+    families = tuple(check_choice(f, "families", AUTHORS_FAMILIES + NEURAL_FAMILIES)
+                     for f in families)
     return _proto.zoo_of(sizes, families)
 
 
@@ -389,7 +398,8 @@ def protocol_values(data: Any, *, seeds: Sequence[int], sizes: Sequence[int] = A
     course_zoo : mapping, optional
         Keyword arguments of ``models.model_zoo`` (``seed`` is the split's seed).
     families : sequence of str
-        Families of the authors' zoo to fit (a subset of :data:`AUTHORS_FAMILIES`).
+        Families of the authors' zoo to fit (a subset of :data:`AUTHORS_FAMILIES`, plus
+        :data:`NEURAL_FAMILIES` with TensorFlow installed).
     progress : bool
         Text progress bars.
     cache : bool, optional
@@ -443,9 +453,11 @@ def protocol_values(data: Any, *, seeds: Sequence[int], sizes: Sequence[int] = A
     zoos = tuple(check_choice(z, "zoos", CHOICES["zoo"]) for z in zoos)
     if not zoos:
         raise ValueError("zoos must not be empty")
-    families = tuple(check_choice(f, "families", AUTHORS_FAMILIES) for f in families)
+    families = tuple(check_choice(f, "families", AUTHORS_FAMILIES + NEURAL_FAMILIES)
+                     for f in families)
     if not families:
         raise ValueError("families must not be empty")
+    _proto.require_tensorflow(families)
     n_jobs = check_int(n_jobs, "n_jobs", low=-1)
     if n_jobs == 0:
         raise ValueError("n_jobs must be a positive number of processes, or -1 for every core")

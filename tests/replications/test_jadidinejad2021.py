@@ -1,6 +1,8 @@
 """holdout_eval and zoo_eval: the fast per-model evaluator agrees with the reference
 estimators; pair search, agreement and Steiger bookkeeping over a zoo; validation."""
 
+import sys
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -298,13 +300,31 @@ def test_steiger_both_ways(small_values):
     assert out["course_p"].between(0, 1).all()
 
 
+@pytest.mark.parametrize("family", jad.NEURAL_FAMILIES)
+def test_neural_families_without_tensorflow_say_which_extra(family, small_world, monkeypatch):
+    monkeypatch.setitem(sys.modules, "tensorflow", None)  # import tensorflow -> ImportError
+    with pytest.raises(ImportError, match=r"\.\[neural\]"):
+        jad.authors_zoo(sizes=(10,), families=[family])
+    with pytest.raises(ImportError, match="TensorFlow"):
+        jad.protocol_values(small_world, seeds=[0], sizes=(10,), families=["MF", family])
+
+
+def test_neural_families_are_the_authors_models():
+    pytest.importorskip("tensorflow")
+    zoo = jad.authors_zoo(sizes=(10, 20), families=jad.NEURAL_FAMILIES)
+    assert list(zoo) == ["MLP", "WMF10", "WMF20", "GMF10", "GMF20", "NeuMF10", "NeuMF20"]
+    assert {m.backend for n, m in zoo.items() if n != "WMF10" and n != "WMF20"} == {"tensorflow"}
+    assert (zoo["GMF20"].num_factors, zoo["NeuMF20"].num_factors, zoo["WMF20"].k) == (20, 20, 20)
+    assert {m.seed for m in zoo.values()} == {123}
+
+
 def test_protocol_inputs_are_validated(small_world, small_values):
     with pytest.raises(ValueError, match="protocol"):
         jad.kendall_taus(small_world, seed=0, protocol="paper")
     with pytest.raises(ValueError, match="protocol"):
         jad.protocol_taus(small_values, protocol={"cutoff": None})
     with pytest.raises(ValueError, match="families"):
-        jad.protocol_values(small_world, seeds=[0], families=["WMF"])
+        jad.protocol_values(small_world, seeds=[0], families=["IBPR"])  # not in their zoo
     with pytest.raises(ValueError, match="seeds"):
         jad.protocol_values(small_world, seeds=[-1])
     with pytest.raises(ValueError, match="mar"):
