@@ -91,7 +91,7 @@ def user_values(scores, test: pd.DataFrame, propensity=None, *, estimator: str =
     propensity : array, optional
         Per-item (1-D, length ``n_items``) or per-pair (2-D, ``(n_users, n_items)``)
         propensities; required by ``ips`` and ``snips``, ignored by ``aoa``.
-    estimator : {"aoa", "ips", "snips"}, default "aoa"
+    estimator : str, default "aoa"
         Which per-user term to compute: any registered estimator with per-user terms
         (``estimators.ESTIMATORS``; :func:`register` adds one).
     n_relevant : array-like of length n_users, optional
@@ -355,8 +355,9 @@ def bootstrap_ci(scores, test: pd.DataFrame, propensity=None, *, estimator: str 
         Held-out feedback; no duplicate pairs.
     propensity : array, optional
         Propensities, required by ``ips`` and ``snips``.
-    estimator : {"aoa", "ips", "snips"}, default "aoa"
-        The estimator whose per-user terms are resampled (any name in ``estimators.ESTIMATORS``).
+    estimator : str, default "aoa"
+        The estimator whose per-user terms are resampled: "aoa", "ips", "snips" or any other
+        name in ``estimators.ESTIMATORS`` (:func:`register` adds one).
     seed : int or numpy.random.Generator
         Randomness of the resamples (required).
     confidence : float, default 0.95
