@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from ._params import Interval, declare
 from .data import FeedbackData, StandinWarning
 
 __all__ = ["LAB_RENDERER", "RENDERER", "glue", "glue_values", "setup", "standin_notice",
@@ -183,6 +184,7 @@ def glue(name: str, value: Any, display: bool = False) -> None:
         shell.user_ns[name] = value
 
 
+@declare(digits=Interval(int, 0))
 def table(frame: "pd.DataFrame", *, digits: int = 3, missing: str = "—") -> "pd.DataFrame":
     """A DataFrame as the chapters show it: counts as ints, other floats rounded, gaps named.
 
@@ -228,8 +230,6 @@ def table(frame: "pd.DataFrame", *, digits: int = 3, missing: str = "—") -> "p
 
     if not isinstance(frame, pd.DataFrame):
         raise ValueError(f"frame must be a DataFrame, got {type(frame).__name__}")
-    if isinstance(digits, bool) or not isinstance(digits, numbers.Integral) or digits < 0:
-        raise ValueError(f"digits must be a non-negative int, got {digits!r}")
     if not isinstance(missing, str):
         raise ValueError(f"missing must be a string, got {missing!r}")
     out = frame.copy()

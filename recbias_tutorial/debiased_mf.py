@@ -58,7 +58,7 @@ import scipy.sparse as sp
 from scipy.special import expit
 
 from ._params import Interval, Options, Seed, declare
-from ._validation import as_generator, check_feedback, check_int
+from ._validation import as_generator, check_feedback
 
 __all__ = ["METHODS", "MFResult", "calibrate_propensity", "fit_mf", "train_mf"]
 
@@ -92,6 +92,7 @@ def _pair_propensity(propensity, users: np.ndarray, items: np.ndarray, n_users: 
     return np.maximum(vals, clip)
 
 
+@declare(n_observed=Interval(int, 1), n_users=Interval(int, 1))
 def calibrate_propensity(propensity, *, n_observed: int, n_users: int) -> np.ndarray:
     r"""Scale per-item propensities into probabilities whose total is the size of the log.
 
@@ -141,8 +142,6 @@ def calibrate_propensity(propensity, *, n_observed: int, n_users: int) -> np.nda
         raise ValueError(f"propensity must be a non-empty 1-D array (per item), got shape {w.shape}")
     if not np.isfinite(w).all() or (w <= 0).any():
         raise ValueError("propensity must be finite and > 0 for every item")
-    n_users = check_int(n_users, "n_users")
-    n_observed = check_int(n_observed, "n_observed")
     target = n_observed / n_users  # expected logged items per user = sum_i P_i
     if target > len(w):
         raise ValueError(f"n_observed={n_observed} exceeds n_users * n_items = {n_users * len(w)}")

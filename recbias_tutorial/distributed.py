@@ -30,7 +30,7 @@ import pandas as pd
 
 from ._estimator_registry import lookup as _lookup
 from ._estimator_registry import per_user_names
-from ._params import Interval, Options, declare
+from ._params import Interval, Options, declare, declared
 from ._ranking import is_scorer
 from ._validation import check_feedback, check_n_relevant, check_propensity_shape
 from .estimators import user_values
@@ -68,7 +68,13 @@ def _block_sum(scores: Any, test: pd.DataFrame, exclude: pd.DataFrame | None, pr
     return float(values.sum()), int(len(values))
 
 
-@declare(estimator=Options(per_user_names), users_per_task=Interval(int, 1))
+#: The rules of the arguments :func:`estimate` forwards to every task's ``user_values``: checked
+#: once, before any task is submitted.
+_FORWARDED_RULES = {name: rule for name, rule in declared(user_values).items()
+                    if name in ("metric", "k", "threshold", "clip")}
+
+
+@declare(estimator=Options(per_user_names), users_per_task=Interval(int, 1), **_FORWARDED_RULES)
 def estimate(scores: Any, test: pd.DataFrame, propensity: Any = None, *, client: Any,
              estimator: str = "aoa", n_relevant: Any = None, metric: str = "recall",
              k: int = 10, threshold: float = 4.0, exclude: pd.DataFrame | None = None,
@@ -101,8 +107,10 @@ def estimate(scores: Any, test: pd.DataFrame, propensity: Any = None, *, client:
     Raises
     ------
     ValueError
-        On the inputs :func:`~recbias_tutorial.estimators.user_values` refuses, or a bad
-        ``users_per_task``; also if ``client`` is None or no user has a term to average.
+        On the inputs :func:`~recbias_tutorial.estimators.user_values` refuses (its
+        declared rules of ``metric``, ``k``, ``threshold`` and ``clip`` are checked before
+        any task is submitted), or a bad ``users_per_task``; also if ``client`` is None or
+        no user has a term to average.
 
     See Also
     --------

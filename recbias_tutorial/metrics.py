@@ -21,7 +21,7 @@ import pandas as pd
 from ._ranking import (as_sets, curves_frame, dcg_gain, exclude_matrix, n_candidates, ndcg,
                        positions, ranking_input, recall_per_user)
 from ._params import Interval, declare
-from ._validation import check_cutoffs, check_feedback, check_frame, check_int, check_k
+from ._validation import check_cutoffs, check_feedback, check_frame, check_k
 from .scorer import check_scores
 
 __all__ = ["rank_positions", "ranking_metrics", "recall_curves", "subset_metrics"]
@@ -250,6 +250,7 @@ def recall_curves(scores, test, ks, *, threshold: float = 4.0,
     return curves_frame(frames, per_user)
 
 
+@declare(k=Interval(int, 1), threshold=Interval(float))
 def subset_metrics(positions: np.ndarray, test: pd.DataFrame, subsets: Mapping[Any, np.ndarray], *,
                    k: int = 10, threshold: float = 4.0) -> pd.DataFrame:
     """Recall, Precision, nDCG and MAP@k of many subsets of one ranked test set at once.
@@ -284,10 +285,11 @@ def subset_metrics(positions: np.ndarray, test: pd.DataFrame, subsets: Mapping[A
     Raises
     ------
     ValueError
-        If ``k`` is not a positive integer; if ``test`` is not a DataFrame with columns
-        ``user`` and ``rating``; if ``positions`` does not have one entry per row of
-        ``test`` or holds anything but whole numbers >= 0; if ``subsets`` is not a mapping, or one of its subsets has row positions
-        outside ``0..len(test) - 1``.
+        If ``k`` is not a positive integer or ``threshold`` not a finite number; if
+        ``test`` is not a DataFrame with columns ``user`` and ``rating``; if
+        ``positions`` does not have one entry per row of ``test`` or holds anything but
+        whole numbers >= 0; if ``subsets`` is not a mapping, or one of its subsets has row
+        positions outside ``0..len(test) - 1``.
 
     See Also
     --------
@@ -302,7 +304,6 @@ def subset_metrics(positions: np.ndarray, test: pd.DataFrame, subsets: Mapping[A
     >>> subset_metrics(z, test, subsets, k=10)["recall"].tolist()
     [0.75, 1.0]
     """
-    k = check_int(k, "k")
     check_frame(test, "test", ["user", "rating"])
     z_all = np.asarray(positions)
     if z_all.shape != (len(test),):

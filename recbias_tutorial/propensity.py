@@ -24,12 +24,13 @@ import pandas as pd
 from scipy import optimize, special
 
 from ._params import Interval, declare
-from ._validation import check_feedback, check_int, check_real
+from ._validation import check_feedback
 
 __all__ = ["fit_popularity_exponent", "item_counts", "naive_bayes_propensity", "pair_propensity",
            "popularity_propensity", "selection_exponent"]
 
 
+@declare(n_items=Interval(int, 1))
 def item_counts(train: pd.DataFrame, n_items: int) -> np.ndarray:
     """Number of training interactions per item (length ``n_items``).
 
@@ -62,12 +63,11 @@ def item_counts(train: pd.DataFrame, n_items: int) -> np.ndarray:
     >>> item_counts(pd.DataFrame({"user": [0, 1, 1], "item": [2, 2, 0]}), 4).tolist()
     [1, 0, 2, 0]
     """
-    n_items = check_int(n_items, "n_items")
     check_feedback(train, "train", n_items=n_items, require_rating=False, unique=False)
     return np.bincount(train["item"].to_numpy(np.int64), minlength=n_items)
 
 
-@declare(gamma=Interval(float, -1.0, open="low"))
+@declare(n_items=Interval(int, 1), gamma=Interval(float, -1.0, open="low"))
 def popularity_propensity(train: pd.DataFrame, n_items: int, *, gamma: float) -> np.ndarray:
     r"""Per-item propensities :math:`p_i \propto n_i^{(\gamma+1)/2}`, scaled so the largest is 1.
 
@@ -119,6 +119,7 @@ def popularity_propensity(train: pd.DataFrame, n_items: int, *, gamma: float) ->
 _GAMMA_SEARCH = (1.0001, 10.0)
 
 
+@declare(n_items=Interval(int, 1), n_min=Interval(int, 1))
 def fit_popularity_exponent(train: pd.DataFrame, n_items: int, *, n_min: int = 1) -> float:
     r"""Maximum-likelihood exponent of a discrete power law fitted to the training item counts.
 
@@ -163,7 +164,6 @@ def fit_popularity_exponent(train: pd.DataFrame, n_items: int, *, n_min: int = 1
     >>> round(fit_popularity_exponent(train, 20_000), 1)
     2.5
     """
-    n_min = check_int(n_min, "n_min")
     x = item_counts(train, n_items)
     x = x[x >= n_min].astype(float)
     if len(x) < 2 or np.all(x == x[0]):
@@ -187,6 +187,7 @@ def fit_popularity_exponent(train: pd.DataFrame, n_items: int, *, n_min: int = 1
     return float(res.x)
 
 
+@declare(n_items=Interval(int, 1), threshold=Interval(float))
 def selection_exponent(logged: pd.DataFrame, random: pd.DataFrame, *, train: pd.DataFrame,
                        n_items: int, threshold: float = 4.0) -> pd.Series:
     r"""The popularity exponent of the propensities, measured with randomly exposed data.
@@ -226,8 +227,9 @@ def selection_exponent(logged: pd.DataFrame, random: pd.DataFrame, *, train: pd.
     Raises
     ------
     ValueError
-        If a frame is not valid feedback for ``n_items`` items, or fewer than three items
-        have relevant logged pairs, relevant random ratings and training counts, or their
+        If ``n_items`` is not a positive integer or ``threshold`` not a finite number; if a
+        frame is not valid feedback for ``n_items`` items, or fewer than three items have
+        relevant logged pairs, relevant random ratings and training counts, or their
         training counts are all equal.
 
     See Also
@@ -246,8 +248,6 @@ def selection_exponent(logged: pd.DataFrame, random: pd.DataFrame, *, train: pd.
     >>> round(float(selection_exponent(logged, full, train=train, n_items=200)["slope"]), 1)
     0.9
     """
-    n_items = check_int(n_items, "n_items")
-    threshold = check_real(threshold, "threshold")
     check_feedback(logged, "logged", n_items=n_items, unique=False)
     check_feedback(random, "random", n_items=n_items, unique=False)
     n_star = item_counts(train, n_items).astype(float)
@@ -266,6 +266,7 @@ def selection_exponent(logged: pd.DataFrame, random: pd.DataFrame, *, train: pd.
     return pd.Series({"slope": slope, "gamma": 2.0 * slope - 1.0, "items": int(keep.sum())})
 
 
+@declare(n_users=Interval(int, 1), n_items=Interval(int, 1))
 def naive_bayes_propensity(mnar: pd.DataFrame, mar: pd.DataFrame, *, n_users: int,
                            n_items: int) -> pd.Series:
     r"""P(O=1 | rating) from an MNAR log and a MAR sample (Schnabel et al., 2016).
@@ -291,9 +292,9 @@ def naive_bayes_propensity(mnar: pd.DataFrame, mar: pd.DataFrame, *, n_users: in
     Raises
     ------
     ValueError
-        If ``mnar`` or ``mar`` is not a non-empty DataFrame with columns ``user``, ``item``,
-        ``rating`` (integer ids in ``0..n_users - 1`` / ``0..n_items - 1``, finite ratings,
-        no duplicate pairs).
+        If ``n_users`` or ``n_items`` is not a positive integer; if ``mnar`` or ``mar`` is
+        not a non-empty DataFrame with columns ``user``, ``item``, ``rating`` (integer ids
+        in ``0..n_users - 1`` / ``0..n_items - 1``, finite ratings, no duplicate pairs).
 
     See Also
     --------
@@ -307,7 +308,6 @@ def naive_bayes_propensity(mnar: pd.DataFrame, mar: pd.DataFrame, *, n_users: in
     >>> naive_bayes_propensity(mnar, mar, n_users=2, n_items=3).round(3).to_dict()
     {1.0: 0.333, 5.0: 0.667}
     """
-    n_users, n_items = check_int(n_users, "n_users"), check_int(n_items, "n_items")
     check_feedback(mnar, "mnar", n_users, n_items)
     check_feedback(mar, "mar", n_users, n_items)
     p_r_obs = mnar["rating"].value_counts(normalize=True)

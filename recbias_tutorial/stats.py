@@ -24,7 +24,7 @@ import pandas as pd
 import scipy.stats
 
 from ._params import Interval, Seed, declare
-from ._validation import (as_generator, as_real_array, check_column_name, check_frame, check_real)
+from ._validation import as_generator, as_real_array, check_column_name, check_frame
 
 __all__ = ["kendall_tau", "kl_divergence", "paired_wilcoxon", "rating_distribution",
            "ranking_agreement", "reversal_pairs", "steiger_test", "user_bootstrap"]
@@ -97,6 +97,7 @@ def rating_distribution(ratings: Any, support: Any = None) -> pd.Series:
     return pd.Series(counts / counts.sum(), index=pd.Index(sup, name="rating"), name="share")
 
 
+@declare(smoothing=Interval(float, 0.0), base=Interval(float, 0.0, open="low", optional=True))
 def kl_divergence(p_ratings: Any, q_ratings: Any, *, support: Any = None,
                   smoothing: float = 1.0, base: float | None = None) -> float:
     """KL(P || Q) between the rating-value distributions of two sets of ratings.
@@ -126,9 +127,9 @@ def kl_divergence(p_ratings: Any, q_ratings: Any, *, support: Any = None,
     Raises
     ------
     ValueError
-        If ``smoothing`` is not a finite number >= 0; if ``support`` is given but empty; if
-        ``p_ratings`` or ``q_ratings`` is empty, contains NaN or has values outside
-        ``support``.
+        If ``smoothing`` is not a finite number >= 0; if ``base`` is given but is not a
+        finite number > 0 and != 1; if ``support`` is given but empty; if ``p_ratings`` or
+        ``q_ratings`` is empty, contains NaN or has values outside ``support``.
 
     See Also
     --------
@@ -142,11 +143,8 @@ def kl_divergence(p_ratings: Any, q_ratings: Any, *, support: Any = None,
     >>> kl_divergence([1, 2, 2], [1, 2, 2])
     0.0
     """
-    smoothing = check_real(smoothing, "smoothing", low=0.0)
-    if base is not None:
-        base = check_real(base, "base", low=0.0, low_open=True)
-        if base == 1.0:
-            raise ValueError("base must be a logarithm base > 0 and != 1, got 1")
+    if base == 1.0:  # declared > 0; 1 is no logarithm base either
+        raise ValueError("base must be a logarithm base > 0 and != 1, got 1")
     sup = _support(support, p_ratings=p_ratings, q_ratings=q_ratings)
     p = _rating_counts(p_ratings, sup, "p_ratings") + smoothing
     q = _rating_counts(q_ratings, sup, "q_ratings") + smoothing

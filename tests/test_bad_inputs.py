@@ -10,6 +10,8 @@ and the errors that used to come from deep inside (TypeError, IndexError).
 from __future__ import annotations
 
 import io
+import os
+from unittest import mock
 
 import numpy as np
 import pandas as pd
@@ -511,6 +513,27 @@ def test_bad_input_is_a_clear_value_error(label, call, argument):
 # --- the rules the public functions declare (recbias_tutorial._params): one valid call of
 # each declared function; every value each declared rule refuses is tried in turn
 _W = rb.simulate(20, 10, seed=0, mean_ratings_per_user=3, n_mar_items=4)
+_SPLIT = carraro2022.split_feedback(_W, seed=0)
+_ZIPF = pd.DataFrame({"user": 0, "item": np.repeat(
+    np.arange(2000), np.random.default_rng(0).zipf(2.5, size=2000))})  # a power law: gamma 2.5
+_TRAIN = pd.DataFrame({"user": 0, "item": np.repeat(np.arange(200), np.arange(1, 201))})
+_FULL = pd.DataFrame({"user": np.repeat(np.arange(50), 200), "item": np.tile(np.arange(200), 50),
+                      "rating": 5.0})
+_LOGGED = _FULL[np.random.default_rng(0).random(len(_FULL))
+                < 0.5 * ((_FULL["item"] + 1) / 200) ** 0.9]  # propensity ~ training count^0.9
+_T3 = pd.DataFrame({"model": "a", "test_set": ["FULL", "SKEW"], "pct_diff": [50.0, -3.0]})
+_T4 = pd.DataFrame({"model": "a", "test_set_a": ["SKEW"], "test_set_b": ["FULL"],
+                    "p_value": [0.002]})
+
+
+def _files_may_be_absent(load):
+    """A loader's valid call, never downloading: without the files it says they are missing."""
+    with mock.patch.dict(os.environ, {"RECBIAS_OFFLINE": "1"}):
+        try:
+            return load()
+        except rb.data.DatasetNotFoundError:
+            return None
+
 VALID_CALLS = {
     estimators.user_values: lambda **kw: estimators.user_values(S, T, P, **kw),
     estimators.aoa: lambda **kw: estimators.aoa(S, T, **kw),
@@ -523,7 +546,7 @@ VALID_CALLS = {
     sampling.intervention_weights: lambda **kw: sampling.intervention_weights(
         T, **{"strategy": "reg", **kw}),
     propensity.popularity_propensity: lambda **kw: propensity.popularity_propensity(
-        T, 12, **{"gamma": 1.0, **kw}),
+        T, **{"n_items": 12, "gamma": 1.0, **kw}),
     comparison.compare_methods: lambda **kw: comparison.compare_methods(
         _W, models={"a": np.eye(20, 10), "b": np.ones((20, 10))},
         **{"seed": 0, "n_redraws": 2, "k": 2, "cache": False, **kw}),
@@ -545,6 +568,55 @@ VALID_CALLS = {
     fit_mf: lambda **kw: fit_mf(
         T, **{"n_users": 3, "n_items": 12, "seed": 0, "factors": 2, "epochs": 1, "cache": False,
               **kw}),
+    metrics.subset_metrics: lambda **kw: metrics.subset_metrics(np.zeros(4), T, {0: [0]}, **kw),
+    propensity.item_counts: lambda **kw: propensity.item_counts(T, **{"n_items": 12, **kw}),
+    propensity.fit_popularity_exponent: lambda **kw: propensity.fit_popularity_exponent(
+        _ZIPF, **{"n_items": 2000, **kw}),
+    propensity.selection_exponent: lambda **kw: propensity.selection_exponent(
+        _LOGGED, _FULL, train=_TRAIN, **{"n_items": 200, **kw}),
+    propensity.naive_bayes_propensity: lambda **kw: propensity.naive_bayes_propensity(
+        T, T, **{"n_users": 3, "n_items": 12, **kw}),
+    stats.kl_divergence: lambda **kw: stats.kl_divergence([1, 2], [1, 2], **kw),
+    calibrate_propensity: lambda **kw: calibrate_propensity(
+        P, **{"n_observed": 3, "n_users": 3, **kw}),
+    course.table: lambda **kw: course.table(T, **kw),
+    rb.data.simulate: lambda **kw: rb.data.simulate(
+        **{"n_users": 5, "n_items": 20, "seed": 0, "mean_ratings_per_user": 2, **kw}),
+    rb.data.sample_observed: lambda **kw: rb.data.sample_observed(_W, **{"seed": 0, **kw}),
+    rb.data.sample_random_exposure: lambda **kw: rb.data.sample_random_exposure(
+        _W.full, **{"n_items_per_user": 2, "seed": 0, **kw}),
+    rb.data.random_split: lambda **kw: rb.data.random_split(T, (0.5, 0.5), **{"seed": 0, **kw}),
+    rb.data.semi_synthetic: lambda **kw: rb.data.semi_synthetic(
+        _W, **{"seed": 0, "n_iter": 1, **kw}),
+    rb.data.load: lambda **kw: _files_may_be_absent(
+        lambda: rb.data.load(**{"name": "coat", **kw})),
+    rb.data.load_or_standin: lambda **kw: _files_may_be_absent(
+        lambda: rb.data.load_or_standin(**{"name": "coat", "seed": 0, **kw})),
+    rb.models.to_cornac_dataset: lambda **kw: rb.models.to_cornac_dataset(
+        T, **{"n_users": 3, "n_items": 12, "seed": 0, **kw}),
+    rb.models.fit_scorer: lambda **kw: rb.models.fit_scorer(
+        rb.models.PosPop(), T, **{"n_users": 3, "n_items": 12, "seed": 0, **kw}),
+    rb.models.fit_scores: lambda **kw: rb.models.fit_scores(
+        rb.models.PosPop(), T, **{"n_users": 3, "n_items": 12, "seed": 0, "cache": False, **kw}),
+    rb.models.iter_scores: lambda **kw: list(rb.models.iter_scores(
+        {"p": rb.models.PosPop()}, T, **{"n_users": 3, "n_items": 12, "seed": 0,
+                                         "progress": False, "cache": False, **kw})),
+    rb.models.score_models: lambda **kw: rb.models.score_models(
+        {"p": rb.models.PosPop()}, T, **{"n_users": 3, "n_items": 12, "seed": 0,
+                                         "progress": False, "cache": False, **kw}),
+    rb.models.model_zoo: lambda **kw: rb.models.model_zoo(**{"seed": 0, "families": ["MostPop"],
+                                                             **kw}),
+    carraro2022.split_feedback: lambda **kw: carraro2022.split_feedback(_W, **{"seed": 0, **kw}),
+    carraro2022.tune: lambda **kw: carraro2022.tune(
+        _W, {"PosPop": {"t=4": rb.models.PosPop}}, **{"seed": 0, "k": 2, **kw}),
+    carraro2022.draw_test_sets: lambda **kw: carraro2022.draw_test_sets(
+        _SPLIT, **{"strategies": ("reg",), "sizes": (0.5,), **kw}),
+    carraro2022.run_repetition: lambda **kw: carraro2022.run_repetition(
+        _W, {"PosPop": rb.models.PosPop},
+        **{"seed": 0, "strategies": ("full",), "sizes": (1.0,), "k": 2, **kw}),
+    carraro2022.kl_by_seed: lambda **kw: carraro2022.kl_by_seed(
+        _W, **{"seeds": [0], "strategies": ("full",), "cache": False, **kw}),
+    carraro2022.closest_test_sets: lambda **kw: carraro2022.closest_test_sets(_T3, _T4, **kw),
 }
 
 

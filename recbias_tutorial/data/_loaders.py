@@ -24,6 +24,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .._params import Options, declare
 from .._validation import check_choice
 from . import _files
 from ._feedback import FeedbackData, feedback_frame
@@ -369,6 +370,7 @@ def load_kuairec(*, split: str = "all") -> FeedbackData:
     return FeedbackData(name="kuairec", threshold=2.0, info=info, **parsed)
 
 
+@declare(name=Options(DATASETS))
 def load(name: str) -> FeedbackData:
     """Load dataset ``name`` (one of ``DATASETS``).
 
@@ -403,5 +405,4 @@ def load(name: str) -> FeedbackData:
     ...
     ValueError: name must be one of ('coat', 'yahoo_r3', 'movielens_100k', 'kuairec'), got 'netflix'
     """
-    check_choice(name, "name", DATASETS)
     return LOADERS[name]()

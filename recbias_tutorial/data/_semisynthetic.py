@@ -16,7 +16,8 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from .._validation import as_generator, check_feedback, check_fits_in_memory, check_int, check_real
+from .._params import Interval, Seed, declare
+from .._validation import as_generator, check_feedback, check_fits_in_memory
 from ._feedback import FeedbackData, feedback_frame
 from ._worlds import _choose
 
@@ -66,6 +67,8 @@ def _ipf(class_counts: np.ndarray, item_target: np.ndarray,
 _BYTES_PER_PAIR = 95  # peak memory of semi_synthetic per (user, item) pair, measured: ~89 bytes
 
 
+@declare(seed=Seed(), n_factors=Interval(int, 1), reg=Interval(float, 0.0, open="low"),
+         n_iter=Interval(int, 1), smoothing=Interval(float, 0.0, open="low"))
 def semi_synthetic(data: FeedbackData, *, seed, n_factors: int = 8, reg: float = 5.0,
                    n_iter: int = 15, smoothing: float = 0.5,
                    name: str | None = None) -> FeedbackData:
@@ -159,10 +162,6 @@ def semi_synthetic(data: FeedbackData, *, seed, n_factors: int = 8, reg: float =
     check_fits_in_memory(_BYTES_PER_PAIR * float(shape[0]) * shape[1], "data (n_users x n_items)",
                          f"a semi-synthetic world of {shape[0]:,} x {shape[1]:,} pairs (every "
                          "pair's rating and propensity)")
-    n_factors = check_int(n_factors, "n_factors")
-    n_iter = check_int(n_iter, "n_iter")
-    reg = check_real(reg, "reg", low=0.0, low_open=True)
-    smoothing = check_real(smoothing, "smoothing", low=0.0, low_open=True)
     rng = as_generator(seed)
     fit_rng, noise_rng, obs_rng, mar_rng = (np.random.default_rng(s)
                                             for s in rng.integers(2**63, size=4))

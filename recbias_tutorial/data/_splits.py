@@ -7,12 +7,14 @@ import dataclasses
 import numpy as np
 import pandas as pd
 
-from .._validation import as_generator, check_feedback, check_fractions, check_int, check_seed
+from .._params import Seed, declare
+from .._validation import as_generator, check_feedback, check_fractions, check_int
 from ._feedback import FeedbackData
 
 __all__ = ["drop_seen", "random_split", "restrict_to_mar_users"]
 
 
+@declare(seed=Seed())
 def random_split(frame: pd.DataFrame, fractions, *, seed) -> tuple[pd.DataFrame, ...]:
     """Split rows uniformly at random into parts of the given fractions (e.g. 60/40).
 
@@ -55,7 +57,6 @@ def random_split(frame: pd.DataFrame, fractions, *, seed) -> tuple[pd.DataFrame,
     """
     if not isinstance(frame, pd.DataFrame) or len(frame) == 0:
         raise ValueError("frame must be a non-empty pandas DataFrame")
-    check_seed(seed)
     fr = check_fractions(fractions, "fractions")
     n = len(frame)
     sizes = np.floor(fr[:-1] * n).astype(int)

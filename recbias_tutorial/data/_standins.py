@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import warnings
 
-from .._validation import check_choice, check_seed
+from .._params import Options, Seed, declare
 from ._feedback import FeedbackData
 from ._files import DatasetNotFoundError, data_required
 from ._loaders import LOADERS
@@ -26,6 +26,7 @@ class StandinWarning(UserWarning):
 STANDINS: dict[str, dict] = {name: record.standin for name, record in RECORDS.items()}
 
 
+@declare(name=Options(DATASETS), seed=Seed())
 def load_or_standin(name: str, *, seed) -> FeedbackData:
     """Load dataset ``name``, or a simulated stand-in of the same shape when it is missing.
 
@@ -69,8 +70,6 @@ def load_or_standin(name: str, *, seed) -> FeedbackData:
     >>> data.is_standin  # doctest: +SKIP
     False
     """
-    check_choice(name, "name", DATASETS)
-    check_seed(seed)
     try:
         return LOADERS[name]()
     except DatasetNotFoundError as exc:

@@ -14,8 +14,8 @@ import numpy as np
 import pandas as pd
 from scipy.special import ndtri
 
-from .._validation import (as_generator, check_feedback, check_fits_in_memory, check_int,
-                           check_real)
+from .._params import Interval, Seed, declare
+from .._validation import as_generator, check_feedback, check_fits_in_memory, check_int
 from ._feedback import FeedbackData, feedback_frame
 
 __all__ = ["simulate", "sample_observed", "sample_random_exposure"]
@@ -64,6 +64,9 @@ def _choose(rng: np.random.Generator, n_rows: int, n: int, k: int) -> np.ndarray
 _BYTES_PER_PAIR = 70  # peak memory of simulate per (user, item) pair, measured: ~66 bytes
 
 
+@declare(n_users=Interval(int, 1), n_items=Interval(int, 1), seed=Seed(),
+         n_factors=Interval(int, 1), mean_ratings_per_user=Interval(float, 0.0, open="low"),
+         popularity_bias=Interval(float), rating_bias=Interval(float), threshold=Interval(float))
 def simulate(n_users: int, n_items: int, *, seed, n_factors: int = 8,
              mean_ratings_per_user: float = 24.0, popularity_bias: float = 1.0,
              rating_bias: float = 0.5, n_mar_users: int | None = None,
@@ -156,20 +159,13 @@ def simulate(n_users: int, n_items: int, *, seed, n_factors: int = 8,
     >>> round(float(data.propensity.sum(axis=1).mean()), 6)
     5.0
     """
-    n_users = check_int(n_users, "n_users", 1)
-    n_items = check_int(n_items, "n_items", 1)
-    n_factors = check_int(n_factors, "n_factors", 1)
+    # bounds that depend on another argument (n_items, n_users)
     n_mar_items = check_int(n_mar_items, "n_mar_items", 0, n_items)
     n_mar_users = n_users if n_mar_users is None else check_int(
         n_mar_users, "n_mar_users", 0, n_users)
-    if (isinstance(mean_ratings_per_user, bool)
-            or not isinstance(mean_ratings_per_user, numbers.Real)
-            or not 0 < mean_ratings_per_user <= n_items):
+    if mean_ratings_per_user > n_items:
         raise ValueError(f"mean_ratings_per_user must be in (0, n_items={n_items}], "
                          f"got {mean_ratings_per_user!r}")
-    for label, value in (("popularity_bias", popularity_bias), ("rating_bias", rating_bias),
-                         ("threshold", threshold)):
-        check_real(value, label)
     if binary and threshold != 1.0:
         raise ValueError(f"threshold must be 1.0 when binary=True, got {threshold!r}")
     check_fits_in_memory(_BYTES_PER_PAIR * float(n_users) * n_items, "n_users x n_items",
@@ -227,6 +223,7 @@ def simulate(n_users: int, n_items: int, *, seed, n_factors: int = 8,
                         full=full, threshold=float(threshold), propensity=propensity, info=info)
 
 
+@declare(seed=Seed())
 def sample_observed(data: FeedbackData, *, seed) -> pd.DataFrame:
     r"""Draw a fresh MNAR log :math:`O_{ui} \sim \mathrm{Bernoulli}(P_{ui})` from a world.
 
@@ -273,6 +270,7 @@ def sample_observed(data: FeedbackData, *, seed) -> pd.DataFrame:
     return full.loc[keep].reset_index(drop=True)
 
 
+@declare(n_items_per_user=Interval(int, 1), seed=Seed())
 def sample_random_exposure(full: pd.DataFrame, n_items_per_user: int, *, seed,
                            users=None) -> pd.DataFrame:
     """Pick ``n_items_per_user`` random rows per user: a randomly exposed set D_rand.
@@ -318,7 +316,7 @@ def sample_random_exposure(full: pd.DataFrame, n_items_per_user: int, *, seed,
     >>> d_rand.groupby("user").size().tolist()
     [4, 4, 4, 4, 4]
     """
-    n = check_int(n_items_per_user, "n_items_per_user", 1)
+    n = n_items_per_user
     if not isinstance(full, pd.DataFrame) or "user" not in full.columns:
         raise ValueError(f"full must be a pandas DataFrame with a 'user' column, got "
                          f"{type(full).__name__}")

@@ -37,7 +37,8 @@ from cornac.exception import ScoreException
 from cornac.models import Recommender
 from tqdm.std import tqdm  # text bar (see the module docstring)
 
-from .._validation import check_feedback, check_fits_in_memory, check_int, seed_int
+from .._params import Interval, Seed, declare
+from .._validation import check_feedback, check_fits_in_memory, seed_int
 from ..scorer import Scorer
 from ._cache import cached_scores, data_digest, fit_cache_enabled
 from ._scorers import batch_scorer
@@ -49,6 +50,9 @@ __all__ = ["UNKNOWN_USER_SCORE", "fit_scorer", "fit_scores", "iter_scores", "sco
 UNKNOWN_USER_SCORE = 0.0
 
 _BATCH_USERS = 1024  # users scored per block: bounds the float64 temporaries to ~8 MB / 1k items
+
+#: Declared rules of the arguments every fitting function shares.
+_FIT_RULES = dict(n_users=Interval(int, 1), n_items=Interval(int, 1), seed=Seed())
 
 
 # --------------------------------------------------------------------------------------
@@ -75,6 +79,7 @@ def _check_models(models: Any) -> None:
             raise ValueError(f"models[{name!r}] is not a cornac.models.Recommender: {model!r}")
 
 
+@declare(**_FIT_RULES)
 def to_cornac_dataset(
     train: pd.DataFrame, *, n_users: int, n_items: int, seed: int
 ) -> cornac.data.Dataset:
@@ -117,8 +122,6 @@ def to_cornac_dataset(
     >>> dict(ds.uid_map), dict(ds.iid_map)
     ({2: 0, 0: 1}, {1: 0})
     """
-    n_users = check_int(n_users, "n_users")
-    n_items = check_int(n_items, "n_items")
     check_feedback(train, "train", n_users, n_items)
     users = train["user"].to_numpy(dtype=np.int64).tolist()
     items = train["item"].to_numpy(dtype=np.int64).tolist()
@@ -250,6 +253,7 @@ def _block_scorer(model: Recommender, dataset: cornac.data.Dataset, n_users: int
     return fn
 
 
+@declare(**_FIT_RULES)
 def fit_scorer(model: Recommender, train: pd.DataFrame, *, n_users: int, n_items: int,
                seed: int | np.random.Generator) -> Scorer:
     """Fit a Cornac model on ``train`` and return a :class:`~recbias_tutorial.Scorer` of it.
@@ -296,14 +300,13 @@ def fit_scorer(model: Recommender, train: pd.DataFrame, *, n_users: int, n_items
     """
     if not isinstance(model, Recommender):
         raise ValueError(f"model must be a cornac.models.Recommender, got {model!r}")
-    n_users = check_int(n_users, "n_users")
-    n_items = check_int(n_items, "n_items")
     dataset = to_cornac_dataset(train, n_users=n_users, n_items=n_items, seed=seed)
     _fit(model, dataset)
     return Scorer(_block_scorer(model, dataset, n_users, n_items), n_users=n_users,
                   n_items=n_items)
 
 
+@declare(**_FIT_RULES)
 def fit_scores(
     model: Recommender,
     train: pd.DataFrame,
@@ -415,6 +418,7 @@ def _fit_dense(model: Recommender, dataset: cornac.data.Dataset, n_users: int, n
                          shape=(n_users, n_items), dtype=dtype, cache=True, any_size=any_size)
 
 
+@declare(**_FIT_RULES)
 def iter_scores(
     models: Mapping[str, Recommender],
     train: pd.DataFrame,
@@ -496,6 +500,7 @@ def iter_scores(
     return generate()
 
 
+@declare(**_FIT_RULES)
 def score_models(
     models: Mapping[str, Recommender],
     train: pd.DataFrame,
@@ -569,8 +574,9 @@ def score_models(
 
 
 def _check_dense_fits(n_users: int, n_items: int, dtype: Any, n_models: int = 1) -> None:
-    """Refuse up front (before any fit) score matrices larger than the memory available."""
-    n_users, n_items = check_int(n_users, "n_users"), check_int(n_items, "n_items")
+    """Refuse up front (before any fit) score matrices larger than the memory available
+    (``n_users`` and ``n_items`` are declared by every caller)."""
+    n_users, n_items = int(n_users), int(n_items)
     check_fits_in_memory(
         float(n_models) * n_users * n_items * np.dtype(dtype).itemsize, "n_users x n_items",
         f"{n_models} dense score matri{'x' if n_models == 1 else 'ces'} of {n_users:,} x "

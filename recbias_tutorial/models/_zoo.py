@@ -14,6 +14,7 @@ import cornac
 import numpy as np
 from cornac.models import Recommender
 
+from .._params import Seed, declare
 from .._validation import check_names, seed_int
 from ._baselines import AvgRating, PosPop, RandomScores
 
@@ -88,6 +89,7 @@ def _check_grid(values: Iterable[Any], name: str, *, integer: bool) -> tuple:
     return grid
 
 
+@declare(seed=Seed())
 def model_zoo(
     *,
     seed: int,

@@ -16,7 +16,7 @@ import pandas as pd
 import scipy.stats
 
 from .._result_cache import cached_table
-from .._validation import check_real
+from .._params import Interval, declare
 from ..data import FeedbackData
 from ..sampling import STRATEGIES
 from ..stats import kl_divergence
@@ -35,6 +35,7 @@ PAPER_TABLE2_KL = pd.DataFrame({
 })
 
 
+@declare(item_power=Interval(float, 0.0), base=Interval(float, 1.0, open="low"))
 def kl_by_seed(data: FeedbackData, *, seeds: Sequence[int], strategies: Sequence[str] = STRATEGIES,
                 sizes: Sequence[float] | None = None, item_power: float = 2.0,
                 base: float = 2.0, cache: bool | None = None) -> pd.DataFrame:
@@ -92,7 +93,6 @@ def kl_by_seed(data: FeedbackData, *, seeds: Sequence[int], strategies: Sequence
     """
 
     seeds = _check_seeds(seeds)
-    base = check_real(base, "base", low=1.0, low_open=True)
     sizes = SIZES if sizes is None else sizes
     arguments = (dict(seeds=seeds, strategies=strategies, sizes=sizes, item_power=item_power,
                       base=base) if isinstance(data, FeedbackData) else None)

@@ -16,7 +16,8 @@ import numpy as np
 import pandas as pd
 from .. import models as _models  # first: imports Cornac quietly
 from cornac.models import Recommender  # noqa: I001
-from .._validation import as_generator, check_fractions, check_mapping, check_seed, seed_int
+from .._params import Interval, Seed, declare
+from .._validation import as_generator, check_fractions, check_mapping, seed_int
 from ..data import FeedbackData, random_split
 from ..metrics import rank_positions, subset_metrics
 from ..sampling import STRATEGIES, intervene
@@ -77,6 +78,7 @@ class ProtocolSplit:
     seed: int
 
 
+@declare(seed=Seed())
 def split_feedback(data: FeedbackData, *, seed: int, mnar_fractions: Sequence[float] = (0.6, 0.4),
                    mar_fractions: Sequence[float] = (0.15, 0.15, 0.7)) -> ProtocolSplit:
     """Split MNAR into D_tr / D_he and MAR into D_w / D_val / D_gt, uniformly at random.
@@ -126,7 +128,6 @@ def split_feedback(data: FeedbackData, *, seed: int, mnar_fractions: Sequence[fl
         raise ValueError(f"data ({data.name}) has no MAR feedback: the protocol needs D_w, D_val, D_gt")
     check_fractions(mnar_fractions, "mnar_fractions (train, heldout)", 2)
     check_fractions(mar_fractions, "mar_fractions (weights, val, gt)", 3)
-    seed = check_seed(seed)
     rng = as_generator(seed)
     train, heldout = random_split(data.mnar, mnar_fractions, seed=rng)
     weights, val, gt = random_split(data.mar, mar_fractions, seed=rng)
@@ -160,6 +161,7 @@ def _ranked(factories: Mapping[str, ModelFactory], split: ProtocolSplit, frames:
     return out
 
 
+@declare(seed=Seed(), k=Interval(int, 1), threshold=Interval(float, optional=True))
 def tune(data: FeedbackData, candidates: Mapping[str, Mapping[str, ModelFactory]], *, seed: int,
          k: int = 10, threshold: float | None = None) -> pd.DataFrame:
     """Recall@k on D_val of every hyper-parameter setting, models fitted on D_tr.
@@ -189,7 +191,7 @@ def tune(data: FeedbackData, candidates: Mapping[str, Mapping[str, ModelFactory]
         If ``candidates`` is not a non-empty mapping, or one of its values is not a
         non-empty mapping of callables; if a factory does not return a Cornac recommender;
         on an invalid ``data`` or ``seed`` (see :func:`split_feedback`); if ``k`` is not an
-        integer in ``1..n_items``.
+        integer in ``1..n_items`` or ``threshold`` (when given) not a finite number.
 
     See Also
     --------
@@ -271,6 +273,7 @@ def _check_sizes(sizes: Any) -> tuple[float, ...]:
     return tuple(float(s) for s in out)
 
 
+@declare(item_power=Interval(float, 0.0))
 def draw_test_sets(split: ProtocolSplit, *, strategies: Sequence[str] = STRATEGIES,
                    sizes: Sequence[float] = SIZES, item_power: float = 2.0) -> dict[tuple[str, float], np.ndarray]:
     """The intervened test sets of one repetition, as row positions in ``split.heldout``.
@@ -341,6 +344,8 @@ def _check_strategies(strategies: Any) -> tuple[str, ...]:
     return strategies
 
 
+@declare(seed=Seed(), item_power=Interval(float, 0.0), k=Interval(int, 1),
+         threshold=Interval(float, optional=True))
 def run_repetition(data: FeedbackData, factories: Mapping[str, ModelFactory], *, seed: int,
                    strategies: Sequence[str] = STRATEGIES, sizes: Sequence[float] = SIZES,
                    item_power: float = 2.0, k: int = 10, threshold: float | None = None,
@@ -389,7 +394,8 @@ def run_repetition(data: FeedbackData, factories: Mapping[str, ModelFactory], *,
         Generator; if ``sizes`` are not fractions in (0, 1]; if ``strategies`` is empty or
         not a subset of ``STRATEGIES``; on an invalid ``data`` (see
         :func:`split_feedback`); if ``item_power`` is negative; if ``k`` is not an integer
-        in ``1..n_items``; if ``support`` misses a rating value of a test set.
+        in ``1..n_items`` or ``threshold`` (when given) not a finite number; if ``support``
+        misses a rating value of a test set.
 
     See Also
     --------

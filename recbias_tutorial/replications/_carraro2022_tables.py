@@ -17,7 +17,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._validation import check_frame, check_real
+from .._params import Interval, declare
+from .._validation import check_frame
 from ..data import FeedbackData
 from ..sampling import STRATEGIES
 from ..stats import kendall_tau, paired_wilcoxon
@@ -262,6 +263,7 @@ def table5_wilcoxon(metrics: pd.DataFrame, *, metric: str = "recall") -> pd.Data
     return pd.DataFrame(rows)
 
 
+@declare(alpha=Interval(float, 0.0, 1.0, open="both"))
 def closest_test_sets(t3: pd.DataFrame, t4: pd.DataFrame, *, alpha: float = 0.05) -> pd.DataFrame:
     """Read Tables 3 and 4 as the paper's §5 does: the closest test set and its ties.
 
@@ -303,7 +305,6 @@ def closest_test_sets(t3: pd.DataFrame, t4: pd.DataFrame, *, alpha: float = 0.05
     """
     check_frame(t3, "t3", ["model", "test_set", "pct_diff"])
     check_frame(t4, "t4", ["model", "test_set_a", "test_set_b", "p_value"])
-    alpha = check_real(alpha, "alpha", low=0.0, high=1.0, low_open=True, high_open=True)
     rows = []
     for model, g in t3.groupby("model", sort=False):
         err = g.set_index("test_set")["pct_diff"].abs().sort_values(kind="stable")
