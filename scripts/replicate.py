@@ -84,12 +84,16 @@ def _git(*args: str) -> str:
     return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True).stdout.strip()
 
 
+#: The commit whose code this run imported (HEAD may move while a long run goes on).
+START_COMMIT = _git("rev-parse", "HEAD")
+
+
 def environment(n_jobs: int) -> dict:
     import cornac
     import joblib
     import scipy
 
-    return {"package": rb.__version__, "git_commit": _git("rev-parse", "HEAD"),
+    return {"package": rb.__version__, "git_commit": START_COMMIT,
             "git_dirty": bool(_git("status", "--porcelain", "--untracked-files=no")),
             "python": platform.python_version(),
             "libraries": {"numpy": np.__version__, "pandas": pd.__version__,
@@ -110,7 +114,7 @@ def _peak_memory() -> dict:
 def _dataset_record(name: str, rows: pd.DataFrame, wall: float, **extra) -> dict:
     """The provenance of one dataset's file: checksums, size, wall time, memory."""
     return {"file": f"{name}.csv", "rows": len(rows), "models": int(rows["model"].nunique()),
-            "git_commit": _git("rev-parse", "HEAD"),
+            "git_commit": START_COMMIT,
             "data_sha256": {f: h for f, h in _registry.SHA256[name].items() if h},
             "wall_seconds": round(wall, 1), **extra, **_peak_memory()}
 
