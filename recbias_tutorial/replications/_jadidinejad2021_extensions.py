@@ -1,10 +1,10 @@
-r"""The course's own tools for a model zoo, beyond the authors' protocol (labelled as ours;
-public home: jadidinejad2021; its test sets are the protocol's :class:`PreparedSet`).
+r"""The course's own evaluation of a model zoo, beyond the authors' protocol (private; ours).
 
-:func:`holdout_evaluator` evaluates one model under every estimator at once;
-:func:`evaluate_zoo` runs it over a zoo; :func:`agreement` and :func:`steiger` compare the
-estimators' rankings of the zoo with the truth's. Re-exported by
-:mod:`recbias_tutorial.replications.jadidinejad2021`.
+Re-exported by :mod:`recbias_tutorial.replications.jadidinejad2021`; import them from there.
+:func:`holdout_evaluator` evaluates one model under every estimator at once (its test sets are
+:class:`PreparedSet`, shared with the authors' protocol), :func:`rank_relevant` gives the
+ranked relevant rows, and :func:`evaluate_zoo` runs an evaluator over a zoo. The comparisons of
+the estimators' rankings with the truth's are in :mod:`._jadidinejad2021_comparison`.
 """
 
 from __future__ import annotations
@@ -17,16 +17,14 @@ import numpy as np
 import pandas as pd
 
 from .._ranking import dcg_gain, mean_ndcg, positions, ranking_input
-from .._validation import (check_choice, check_feedback, check_frame, check_int, check_k,
-                           check_propensity)
+from .._validation import check_choice, check_feedback, check_int, check_k, check_propensity
 from ..estimators import BINNINGS, assign_strata
 from ..metrics import rank_positions
 from .._params import Interval, declare
 from ..scorer import check_scores
-from ..stats import ranking_agreement, steiger_test
-from ._jadidinejad2021_protocol import PreparedSet
+from ._jadidinejad2021_testsets import PreparedSet
 
-__all__ = ["agreement", "evaluate_zoo", "holdout_evaluator", "rank_relevant", "steiger"]
+__all__ = ["evaluate_zoo", "holdout_evaluator", "rank_relevant"]
 
 _COLUMNS = ["estimator", "n_strata", "binning", "k", "value"]
 
@@ -328,151 +326,3 @@ def evaluate_zoo(models: Mapping[str, Any], train: pd.DataFrame, *, n_users: int
     out = out[["model"] + [c for c in out.columns if c != "model"]]
     out.attrs["seconds"] = seconds
     return out
-
-
-# --------------------------------------------------------------------------------------
-# comparing protocols
-# --------------------------------------------------------------------------------------
-_KEYS = ["estimator", "n_strata", "binning", "k"]
-
-
-def _check_tidy(frame: Any) -> pd.DataFrame:
-    return check_frame(frame, "frame", ["model", *_KEYS, "value"])
-
-
-def _wide(frame: pd.DataFrame) -> pd.DataFrame:
-    """Models as rows, one column per (estimator, n_strata, binning, k)."""
-    if frame.duplicated(["model"] + _KEYS).any():
-        raise ValueError("frame has duplicated (model, estimator, n_strata, binning, k) rows")
-    return frame.set_index(["model"] + _KEYS)["value"].unstack(_KEYS)
-
-
-def agreement(frame: pd.DataFrame, *, truth: str = "truth") -> pd.DataFrame:
-    """Kendall's tau-b and Pearson's r of every estimator against the truth, over the models.
-
-    Parameters
-    ----------
-    frame : tidy DataFrame from :func:`evaluate_zoo`
-        Columns ``model``, ``estimator``, ``n_strata``, ``binning``, ``k``, ``value``.
-    truth : str
-        Name of the ground-truth estimator (compared at the same ``k``).
-
-    Returns
-    -------
-    pandas.DataFrame
-        Columns ``estimator``, ``n_strata``, ``binning``, ``k``, ``tau``, ``tau_p``
-        (two-sided p-value of tau), ``pearson`` and ``n_models``. Models with a NaN value
-        (an empty stratum) are left out of that row.
-
-    Raises
-    ------
-    ValueError
-        If ``frame`` is not a DataFrame with those columns, has duplicated (model,
-        estimator, n_strata, binning, k) rows, or has no estimator ``truth``.
-    KeyError
-        If ``truth`` has no value at the ``k`` of another estimator.
-
-    See Also
-    --------
-    recbias_tutorial.stats.ranking_agreement : the same for a models x methods table.
-    recbias_tutorial.replications.jadidinejad2021.steiger : is one estimator closer?
-
-    Examples
-    --------
-    >>> frame = pd.DataFrame({"model": list("abcd") * 2, "estimator": ["truth"] * 4 + ["x"] * 4,
-    ...                       "n_strata": 0, "binning": "", "k": 10,
-    ...                       "value": [0.1, 0.2, 0.3, 0.4, 1.0, 3.0, 2.0, 4.0]})
-    >>> agreement(frame)[["estimator", "tau", "n_models"]].round(3).to_dict("records")
-    [{'estimator': 'x', 'tau': 0.667, 'n_models': 4}]
-    """
-    frame = _check_tidy(frame)
-    if truth not in set(frame["estimator"]):
-        raise ValueError(f"truth={truth!r} is not an estimator of frame")
-    wide = _wide(frame)
-    rows = []
-    for key in wide.columns:
-        if key[0] == truth:
-            continue
-        pair = pd.DataFrame({"truth": wide[(truth, 0, "", key[3])], "estimate": wide[key]})
-        res = ranking_agreement(pair, truth="truth").iloc[0]
-        rows.append({**dict(zip(_KEYS, key)), "tau": res["tau"], "tau_p": res["tau_p"],
-                     "pearson": res["pearson"], "n_models": int(res["n_models"])})
-    return pd.DataFrame(rows)
-
-
-def steiger(frame: pd.DataFrame, *, y: str = "stratified", z: str = "holdout",
-            truth: str = "truth", n_strata: int = 2, binning: str = "quantile") -> pd.DataFrame:
-    r"""Steiger's test of :math:`r(\text{truth}, y)` against :math:`r(\text{truth}, z)` per ``k``.
-
-    The correlations are Pearson correlations of the metric values over the models (as in
-    Jadidinejad et al., 2021): ``r_xy`` = corr(truth, y), ``r_xz`` = corr(truth, z) and
-    ``r_yz`` = corr(y, z), with ``n`` = number of models; the statistic and two-sided
-    p-value are those of :func:`recbias_tutorial.stats.steiger_test`. ``n_strata`` and
-    ``binning`` select the rows of a stratifying estimator (``y`` or ``z``).
-
-    Parameters
-    ----------
-    frame : tidy DataFrame from :func:`evaluate_zoo`
-        Columns ``model``, ``estimator``, ``n_strata``, ``binning``, ``k``, ``value``.
-    y, z : str, default "stratified", "holdout"
-        The two estimators compared.
-    truth : str, default "truth"
-        The ground-truth estimator.
-    n_strata : int, default 2
-        Number of strata of a stratifying ``y`` or ``z``.
-    binning : str, default "quantile"
-        Binning of a stratifying ``y`` or ``z``.
-
-    Returns
-    -------
-    pandas.DataFrame
-        One row per ``k``: ``k``, ``r_xy``, ``r_xz``, ``r_yz``, ``n`` (models with all three
-        values), ``statistic`` and ``p_value``.
-
-    Raises
-    ------
-    ValueError
-        If ``frame`` is not a DataFrame with those columns or has duplicated (model,
-        estimator, n_strata, binning, k) rows; if ``truth``, ``y`` or ``z`` has no rows at
-        some ``k``; if fewer than 4 models have all three values, or the correlations do
-        not form a positive semi-definite matrix
-        (:func:`recbias_tutorial.stats.steiger_test`).
-
-    See Also
-    --------
-    recbias_tutorial.stats.steiger_test : the test.
-    recbias_tutorial.replications.jadidinejad2021.agreement : the correlations for all.
-
-    Examples
-    --------
-    >>> rng = np.random.default_rng(0)
-    >>> t = rng.random(30)
-    >>> rows = [("truth", 0, "", t), ("stratified", 2, "quantile", t + 0.1 * rng.random(30)),
-    ...         ("holdout", 0, "", t + 0.5 * rng.random(30))]
-    >>> frame = pd.concat([pd.DataFrame({"model": range(30), "estimator": e, "n_strata": n,
-    ...                                  "binning": b, "k": 10, "value": v})
-    ...                    for e, n, b, v in rows])
-    >>> res = steiger(frame)
-    >>> bool(res.loc[0, "r_xy"] > res.loc[0, "r_xz"]), bool(res.loc[0, "p_value"] < 0.05)
-    (True, True)
-    """
-    frame = _check_tidy(frame)
-    wide = _wide(frame)
-
-    def column(est: str, k: int) -> pd.Series:
-        for key in ((est, 0, "", k), (est, n_strata, binning, k)):
-            if key in wide.columns:
-                return wide[key]
-        raise ValueError(f"frame has no rows for estimator {est!r} at k={k} "
-                         f"(n_strata={n_strata}, binning={binning!r})")
-
-    rows = []
-    for k in sorted(frame["k"].unique()):
-        x, a, b = column(truth, k), column(y, k), column(z, k)
-        ok = x.notna() & a.notna() & b.notna()
-        r = np.corrcoef(np.vstack([x[ok], a[ok], b[ok]]))
-        n = int(ok.sum())
-        t, p = steiger_test(r[0, 1], r[0, 2], r[1, 2], n)
-        rows.append({"k": int(k), "r_xy": r[0, 1], "r_xz": r[0, 2], "r_yz": r[1, 2], "n": n,
-                     "statistic": t, "p_value": p})
-    return pd.DataFrame(rows)

@@ -4,7 +4,9 @@ Everything here mirrors terrierteam/stratified_recsys_eval (``eval_methods/
 stratified_evaluation.py``, ``experiment/result.py``, ``utils.get_models``, ``train/*.py``)
 run with Cornac 1.x (2020), and the course's own protocol, so that the two differ only in
 the choices listed in :data:`CHOICES`. The public functions (with docstrings, validation and
-examples) are in :mod:`recbias_tutorial.replications.jadidinejad2021`.
+examples) are re-exported by :mod:`recbias_tutorial.replications.jadidinejad2021`; the test
+sets prepared once (:class:`PreparedSet`, :class:`Strata`) are in
+:mod:`._jadidinejad2021_testsets`.
 """
 
 from __future__ import annotations
@@ -18,11 +20,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._ranking import (cell_ndcg_means, dcg_gain, exclude_matrix, ideal_dcg, mean_ndcg,
-                        positions, relevant)
+from .._ranking import dcg_gain, exclude_matrix, ideal_dcg, mean_ndcg, positions, relevant
 from ..data import drop_seen
 from ..estimators import assign_strata
 from ..propensity import fit_popularity_exponent, popularity_propensity
+from ._jadidinejad2021_testsets import PreparedSet, _CornacWeighted, _sums, truth_values
 
 #: One protocol = one value for each choice. The authors' values come first:
 #: ``cutoff`` nDCG over the whole ranking vs nDCG@10; ``propensity`` a powerlaw.Fit on all
@@ -155,67 +157,6 @@ def ratio_split(mnar: pd.DataFrame, seed: int, test_size: float = 0.2):
     return train, test_all, test_all[known].reset_index(drop=True)
 
 
-def _sums(cell: np.ndarray, weights: np.ndarray, size: int) -> np.ndarray:
-    """Per-cell sums of each row of ``weights`` (one bincount; same order, same sums)."""
-    n = weights.shape[0]
-    flat = (np.arange(n)[:, None] * size + cell[None, :]).ravel()
-    return np.bincount(flat, weights=weights.ravel(), minlength=n * size).reshape(n, size)
-
-
-class PreparedSet:
-    """A test set prepared once, for both protocols (the authors' :class:`SplitSet` and the
-    course's ``holdout_evaluator``): its relevant rows, their users as codes
-    ``0..n_codes-1`` and each user's number of relevant rows."""
-
-    def __init__(self, test: pd.DataFrame, threshold: float):
-        self.rel = relevant(test, threshold).reset_index(drop=True)
-        self.users, self.codes = np.unique(self.rel["user"].to_numpy(np.int64), return_inverse=True)
-        self.n_codes = len(self.users)
-        self.counts = np.bincount(self.codes, minlength=self.n_codes)
-
-    def strata(self, stratum: np.ndarray, n: int, shares: dict[str, np.ndarray]) -> Strata:
-        """The stratification of the relevant rows into ``n`` strata (``stratum`` per row)."""
-        return Strata(stratum * self.n_codes + self.codes, n, self.n_codes, shares)
-
-
-class Strata:
-    """One stratification of a :class:`PreparedSet`: (stratum, user) cells and the shares
-    ``shares[weighting]`` of each stratum."""
-
-    def __init__(self, cell: np.ndarray, n: int, n_codes: int, shares: dict[str, np.ndarray]):
-        self.cell, self.n, self.shares = cell, n, shares
-        self.n_rel = np.bincount(cell, minlength=n * n_codes).reshape(n, n_codes)
-
-    def values(self, gain: np.ndarray, kks: np.ndarray) -> np.ndarray:
-        """Mean per-user nDCG of each stratum (NaN when empty) at every cut-off: ``gain``
-        has one row per cut-off of ``kks``; shape (len(kks), n)."""
-        d = _sums(self.cell, gain, self.n_rel.size).reshape(len(kks), *self.n_rel.shape)
-        return cell_ndcg_means(d, self.n_rel[None], kks[:, None, None])
-
-
-class _CornacWeighted:
-    """Cornac 1.x ``NDCG`` with weighted relevance w: gain 2^w - 1, ideal = sorted weights.
-
-    The ideal ranking depends on the weights only, so it is sorted once per split."""
-
-    def __init__(self, codes: np.ndarray, n_codes: int, w: np.ndarray):
-        self.codes, self.n_codes = codes, n_codes
-        self.num = np.exp2(w) - 1.0
-        order = np.lexsort((-w, codes))  # by user, weights descending
-        c_sorted = codes[order]
-        rank = np.arange(len(order)) - np.searchsorted(c_sorted, c_sorted, side="left")
-        self.c_sorted, self.rank, self.num_sorted = c_sorted, rank, self.num[order]
-
-    def values(self, z: np.ndarray, kks: np.ndarray) -> np.ndarray:
-        """Per-user values at every cut-off: shape (len(kks), n_codes)."""
-        gain = np.where(z[None, :] < kks[:, None], (self.num / np.log2(z + 2.0))[None, :], 0.0)
-        ideal = np.where(self.rank[None, :] < kks[:, None],
-                         (self.num_sorted / np.log2(self.rank + 2.0))[None, :], 0.0)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return (_sums(self.codes, gain, self.n_codes)
-                    / _sums(self.c_sorted, ideal, self.n_codes))
-
-
 class SplitSet:
     """One seeded split prepared once: rows, propensities and strata of every choice."""
 
@@ -326,16 +267,6 @@ class SplitSet:
             n_mar = len(self.mar_users)
             truth = [(kn, mean_ndcg(self.mar_codes, n_mar, z, int(kk))) for kn, kk in zip(kns, kks)]
         return rows, truth
-
-
-def truth_values(scores: np.ndarray, mar: pd.DataFrame, *, threshold: float, ks) -> list[tuple]:
-    """Open-loop nDCG of one model on every MAR rating, ranking every item: rows (k, value)."""
-    rel = relevant(mar, threshold).reset_index(drop=True)
-    users, codes = np.unique(rel["user"].to_numpy(np.int64), return_inverse=True)
-    z = positions(scores, rel, None, None)
-    n_items = scores.shape[1]
-    return [(-1 if k is None else k, mean_ndcg(codes, len(users), z, n_items if k is None else k))
-            for k in ks]
 
 
 VALUE_COLUMNS = ["seed", "zoo", "truth", "model", "candidates", "propensity", "strata", "weights",
