@@ -194,7 +194,7 @@ def test_fit_mf_with_a_generator_or_cache_off_stores_nothing(store, world):
 
 def test_run_protocol_and_kl_by_seed_read_back(store, world, monkeypatch):
     from recbias_tutorial.models import PosPop
-    from recbias_tutorial.replications import _carraro2022_protocol as proto
+    from recbias_tutorial.replications import _carraro2022_repetitions as proto
     from recbias_tutorial.replications import carraro2022
 
     kw = dict(seeds=[0, 1], sizes=(0.5, 1.0))

@@ -23,7 +23,8 @@ from ..data import FeedbackData
 from ..sampling import STRATEGIES
 from ..stats import kendall_tau, paired_wilcoxon
 from ._carraro2022_models import paper_models
-from ._carraro2022_protocol import _KEYS, _ORDER, TEST_SET_NAMES, _check_seeds, run_protocol
+from ._carraro2022_protocol import _KEYS, _ORDER, TEST_SET_NAMES, _check_seeds
+from ._carraro2022_repetitions import run_protocol
 
 
 #: Figure 4 (WBR3 only) as the text of §5 describes it: tau of each test set's ranking of the

@@ -49,9 +49,9 @@ from ._carraro2022_extensions import (best_sizes, difference_from_truth, kendall
 from ._carraro2022_data import (PAPER_TABLE2_KL, kl_by_seed, posterior_check, table2_kl,
                                 weight_noise)
 from ._carraro2022_models import PAPER_GRID, paper_grid, paper_models
-from ._carraro2022_protocol import (METRICS, SIZES, TEST_SET_NAMES, ProtocolSplit, Repetition,
-                                    draw_test_sets, run_protocol, run_repetition,
-                                    split_feedback, tune)
+from ._carraro2022_protocol import (METRICS, SIZES, TEST_SET_NAMES, ProtocolSplit,
+                                    draw_test_sets, split_feedback, tune)
+from ._carraro2022_repetitions import Repetition, run_protocol, run_repetition
 from ._carraro2022_tables import (PAPER_CLOSEST, PAPER_FIGURE4_TAU, PAPER_TABLE5,
                                   closest_test_sets, figure4_tau, table3,
                                   table4_wilcoxon, table5_wilcoxon, tau_on_means)
