@@ -434,12 +434,20 @@ MORE_CASES = [
     ("same_users threshold", lambda: yang2018.same_users(T, T, threshold="4"), "threshold"),
     ("agreement_table missing truth", lambda: yang2018.agreement_table(
         PER_USER.assign(low=0.0, high=1.0, users=3)), "truth"),
+    ("course_models threshold text", lambda: yang2018.course_models(threshold="4"), "threshold"),
+    ("course_models threshold NaN", lambda: yang2018.course_models(threshold=np.nan), "threshold"),
     # --- Wang
     ("paper_random_split share", lambda: wang2025.paper_random_split(RAND, seed=0,
                                                                      test_share=1.0), "test_share"),
     ("scheme_users k_bar zero", lambda: wang2025.scheme_users({"m": S[:2, :3]}, RAND, k=1,
                                                               k_bar=0, threshold=4.0,
                                                               exclude=None), "k_bar"),
+    ("course_trainers n_users zero", lambda: wang2025.course_trainers(T, n_users=0, n_items=12),
+     "n_users"),
+    ("course_trainers empty train", lambda: wang2025.course_trainers(E, n_users=3, n_items=12),
+     "train"),
+    ("course_trainers item outside", lambda: wang2025.course_trainers(T, n_users=3, n_items=2),
+     "train"),
     # --- propensities
     ("popularity_propensity empty train", lambda: rb.popularity_propensity(E, 12, gamma=2.0),
      "train"),

@@ -2,8 +2,9 @@
 
 Every results folder needs a provenance.json whose data checksums are the registry's, and a
 fixed random subsample of the stored numbers (three models x one seed per dataset, with the
-separate truth of the same models) is recomputed from scratch and must agree to 1e-12: a
-change of code or data that moves a stored number fails CI until `make replicate` reruns.
+separate truth of the same models; for wang2025 the three trainers of one seed) is recomputed
+from scratch and must agree to 1e-12: a change of code or data that moves a stored number
+fails CI until `make replicate` reruns.
 """
 
 from __future__ import annotations
@@ -142,3 +143,42 @@ def test_carraro2022_subsample_recomputes_to_1e12(name):
     for row in table.itertuples():
         assert row.recall == pytest.approx(models["tuning_recall_at_10"][model][row.setting],
                                            rel=0, abs=1e-12), f"{name} {model} {row.setting}"
+
+
+def test_yang2018_subsample_recomputes_to_1e12(monkeypatch):
+    """Three of the course's models x one split, all gains and estimators, from scratch."""
+    from replicate import YANG, yang_rows
+
+    from recbias_tutorial.replications import yang2018
+
+    tables, provenance = course.stored_results(RESULTS / "yang2018")
+    assert set(tables) == {"yahoo_r3"}, "yang2018 is stored for Yahoo! R3 only"
+    assert provenance["protocol"]["seeds"] == list(YANG["seeds"])
+    stored, models = tables["yahoo_r3"], yang2018.course_models()
+    assert set(stored["model"]) == set(models), "models differ from yang2018.course_models()"
+    rng = np.random.default_rng(20261126)  # fixed: the same subsample on every build
+    seed = int(rng.choice(YANG["seeds"]))
+    picked = sorted(rng.choice(sorted(models), size=3, replace=False))
+    monkeypatch.setenv("RECBIAS_FIT_CACHE", "0")  # no fitted scores read back either
+    fresh = yang_rows(yang2018.mae_over_splits(
+        {m: models[m] for m in picked}, _data("yahoo_r3"), seeds=[seed], gammas=YANG["gammas"],
+        metrics=YANG["metrics"], k=YANG["k"], train_share=YANG["train_share"], cache=False))
+    old = stored[stored["model"].isin(picked) & (stored["seed"] == seed)]
+    _assert_same_rows(fresh, old, f"yang2018 {picked} split {seed}")
+
+
+def test_wang2025_subsample_recomputes_to_1e12(monkeypatch):
+    """The three trainers of one seed (its split, fits, both schemes, paired), from scratch."""
+    from replicate import WANG, wang_seed
+
+    tables, provenance = course.stored_results(RESULTS / "wang2025")
+    assert set(tables) == {"yahoo_r3"}, "wang2025 is stored for Yahoo! R3 only"
+    assert provenance["protocol"]["seeds"] == list(WANG["seeds"])
+    assert provenance["protocol"]["epochs"] == WANG["epochs"]
+    stored = tables["yahoo_r3"]
+    assert set(stored["model"]) == {"MF", "IPS-MF", "DR-MF"}
+    rng = np.random.default_rng(20261126)  # fixed: the same subsample on every build
+    seed = int(rng.choice(WANG["seeds"]))
+    monkeypatch.setenv("RECBIAS_FIT_CACHE", "0")
+    fresh, _ = wang_seed(_data("yahoo_r3"), seed=seed, cache=False)  # fits too: no cache
+    _assert_same_rows(fresh, stored[stored["seed"] == seed], f"wang2025 seed {seed}")

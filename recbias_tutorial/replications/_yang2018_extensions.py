@@ -2,9 +2,10 @@ r"""The course's own statistics on Yang et al.'s protocol (private; labelled as 
 
 Re-exported by :mod:`recbias_tutorial.replications.yang2018`: :func:`estimate_models` and
 :func:`summarise` (each model's estimate under every protocol, with a percentile bootstrap over
-users) and :func:`agreement_table` (per estimator, MAE over the models and Kendall's tau of
-their ranking against the truth's). The intervals and this summary are the course's; the
-paper's per-model MAE is :func:`per_model_mae`.
+users), :func:`agreement_table` (per estimator, MAE over the models and Kendall's tau of
+their ranking against the truth's) and :func:`course_models` (the course's seven recommenders,
+shared by chapter 2 and ``make replicate``). The intervals, this summary and the models are the
+course's; the paper's per-model MAE is :func:`per_model_mae`.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from collections.abc import Iterable, Mapping
 import numpy as np
 import pandas as pd
 
-from .._validation import check_frame
+from .._validation import check_frame, check_real
 from ..stats import kendall_tau, user_bootstrap
 
 # snips_protocols: for the example of estimate_models (a doctest runs in this module's names)
@@ -197,3 +198,59 @@ def agreement_table(results: pd.DataFrame, *, truth: str = "MAR truth",
                          "Kendall τ": tau, "p-value": p})
     out = pd.DataFrame(rows).pivot(index="estimator", columns="metric")
     return out.reorder_levels([1, 0], axis=1).sort_index(axis=1).reindex(order)
+
+
+def course_models(*, threshold: float = 4.0) -> dict:
+    """The course's seven recommenders for Yang et al.'s protocol, unfitted and seeded.
+
+    MostPop, PosPop (number of relevant training ratings) and AvgRating (mean training rating)
+    as non-personalised baselines, and Cornac's BPR, PMF, MF and NMF with small fixed
+    hyper-parameters and ``seed=1``, chosen for speed, not for accuracy. These are the
+    course's models, not the paper's (its Yahoo! table has U-CML, A-CML, BPR and PMF; only
+    BPR and PMF share a name, not their settings). Chapter 2 and ``make replicate`` both
+    take them from here, so the stored full-scale run and the page fit the same models.
+
+    Parameters
+    ----------
+    threshold : float, default 4.0
+        PosPop's relevance threshold (a rating is relevant when ``rating >= threshold``).
+
+    Returns
+    -------
+    dict
+        Name -> fresh Cornac-style model, in the order MostPop, PosPop, AvgRating, BPR, PMF,
+        MF, NMF. Each call builds new objects (Cornac fits in place).
+
+    Raises
+    ------
+    ValueError
+        If ``threshold`` is not a finite number.
+    ImportError
+        If Cornac is not installed.
+
+    See Also
+    --------
+    split_user_table : fits deep copies of these models on one split.
+    mae_over_splits : the per-model MAE over several splits.
+
+    Examples
+    --------
+    >>> models = course_models()
+    >>> list(models), models["PosPop"].threshold
+    (['MostPop', 'PosPop', 'AvgRating', 'BPR', 'PMF', 'MF', 'NMF'], 4.0)
+    """
+    threshold = check_real(threshold, "threshold")
+    from ..models import AvgRating, PosPop  # first: it imports Cornac without the tqdm notice
+
+    import cornac
+
+    return {
+        "MostPop": cornac.models.MostPop(),
+        "PosPop": PosPop(threshold=threshold),
+        "AvgRating": AvgRating(),
+        "BPR": cornac.models.BPR(k=10, max_iter=50, learning_rate=0.01, lambda_reg=0.01, seed=1),
+        "PMF": cornac.models.PMF(k=10, max_iter=50, learning_rate=0.001, lambda_reg=0.001,
+                                 variant="linear", seed=1),
+        "MF": cornac.models.MF(k=10, max_iter=20, learning_rate=0.01, lambda_reg=0.02, seed=1),
+        "NMF": cornac.models.NMF(k=10, max_iter=50, seed=1),
+    }

@@ -16,18 +16,22 @@ random test set. This module holds:
 * :func:`model_curves` — per model, the per-user curves of both schemes for many cut-offs,
   cached by the score matrix's content;
 * :func:`paired_bootstrap` — differences between models over the same users, with a paired
-  bootstrap interval.
+  bootstrap interval;
+* :func:`course_trainers` — the course's MF, IPS-MF and DR-MF trainers (not the paper's) and
+  their propensities, shared by chapter 5 and the stored full-scale run (``make replicate``).
 """
 
 from __future__ import annotations
 
 import pandas as pd
 
+from ._wang2025_models import course_trainers
 from ._wang2025_protocol import (model_curves, paired_bootstrap, paper_random_split, scheme_table,
                                  scheme_users, summarise_schemes)
 
-__all__ = ["PAPER_DATASETS", "PAPER_TABLE1", "model_curves", "paired_bootstrap",
-           "paper_random_split", "scheme_table", "scheme_users", "summarise_schemes"]
+__all__ = ["PAPER_DATASETS", "PAPER_TABLE1", "course_trainers", "model_curves",
+           "paired_bootstrap", "paper_random_split", "scheme_table", "scheme_users",
+           "summarise_schemes"]
 
 #: Table 1 of Wang et al. (WWW 2025), "The evaluation results by URE", exactly as printed.
 #: KuaiRec: traditional Recall@5̄ on D_rand, true Recall@5 on D_full, URE Recall@5 on D_rand;

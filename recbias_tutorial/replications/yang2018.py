@@ -14,7 +14,9 @@ by their error against the truth. This module runs that comparison for any set o
   the mean absolute error of the per-user estimates against the per-user truth, the form of the
   paper's table (:data:`PAPER_MAE_RECALL`);
 * :func:`split_user_table` / :func:`mae_over_splits` — the whole protocol on a dataset (split,
-  fit, evaluate) for one split seed or several, kept in the on-disk cache.
+  fit, evaluate) for one split seed or several, kept in the on-disk cache;
+* :func:`course_models` — the course's seven recommenders (not the paper's), shared by
+  chapter 2 and the stored full-scale run (``make replicate``).
 
 The exponent :math:`\gamma` is, in the paper, the popularity exponent of the serving policy,
 :math:`P^{\text{select}}_i \propto (n^*_i)^\gamma` (Steck 2011), "estimated from known online
@@ -29,13 +31,13 @@ from __future__ import annotations
 import pandas as pd
 
 from . import _yang2018_protocol as _proto
-from ._yang2018_extensions import agreement_table, estimate_models, summarise
+from ._yang2018_extensions import agreement_table, course_models, estimate_models, summarise
 from ._yang2018_protocol import same_users, snips_protocols, split_user_table, user_table
 from ._yang2018_tables import mae_over_splits, per_model_mae
 
-__all__ = ["GAMMAS", "PAPER_MAE_RECALL", "agreement_table", "estimate_models", "mae_over_splits",
-           "per_model_mae", "same_users", "snips_protocols", "split_user_table", "summarise",
-           "user_table"]
+__all__ = ["GAMMAS", "PAPER_MAE_RECALL", "agreement_table", "course_models", "estimate_models",
+           "mae_over_splits", "per_model_mae", "same_users", "snips_protocols", "split_user_table",
+           "summarise", "user_table"]
 
 #: The sensitivity grid of the popularity exponent gamma used by the paper.
 GAMMAS: tuple[float, ...] = _proto.GAMMAS
