@@ -32,13 +32,14 @@ def run(paper: str, dataset: str, n_jobs: int, cold: bool) -> dict:
         subprocess.run([sys.executable, str(ROOT / "scripts" / "replicate.py"), "--papers", paper,
                         "--datasets", dataset, "--n-jobs", str(n_jobs), "--out", tmp],
                        check=True, env=env, stderr=subprocess.DEVNULL)
-        record = json.loads((Path(tmp) / paper / "provenance.json").read_text())
-    return record["datasets"][dataset]
+        path = Path(tmp) / paper / "provenance.json"
+        record = json.loads(path.read_text()) if path.exists() else {"datasets": {}}
+    return record["datasets"].get(dataset)  # None: the paper does not report this dataset
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--papers", nargs="+", default=["jadidinejad2021", "carraro2022"])
+    parser.add_argument("--papers", nargs="+", default=["jadidinejad2021", "carraro2022", "yang2018", "wang2025"])
     parser.add_argument("--datasets", nargs="+", default=["coat", "yahoo_r3"])
     parser.add_argument("--n-jobs", nargs="+", type=int, default=[-1, 1])
     parser.add_argument("--cold", action="store_true", help="an empty cache (refit everything)")
@@ -49,6 +50,8 @@ def main() -> None:
         for dataset in args.datasets:
             for n_jobs in args.n_jobs:
                 r = run(paper, dataset, n_jobs, args.cold)
+                if r is None:
+                    continue
                 print(f"{paper:16s} {dataset:10s} {n_jobs:6d} {'cold' if args.cold else 'warm':>5s} "
                       f"{r['wall_seconds']:8.1f} {r['peak_rss_mb']:8.0f} "
                       f"{r['peak_rss_workers_mb']:10.0f}", flush=True)
