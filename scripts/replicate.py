@@ -167,7 +167,7 @@ def run_jadidinejad(datasets: list[str], n_jobs: int, out: Path) -> None:
         rows.to_csv(out / f"{name}.csv", index=False, float_format="%.17g")
         not_run = [f for f in jad.LEFT_OUT_FAMILIES if f not in families]
         provenance["datasets"][name] = _dataset_record(
-            name, rows, wall, read_from_cache=bool(values.attrs.get("cached")),
+            name, rows, wall, read_from_cache=bool(values.attrs.get("cached")), n_jobs=n_jobs,
             families=list(families), families_not_run=not_run,
             why_not_run=(None if not not_run else "TensorFlow is not installed (the neural "
                          "extra)" if not has_tensorflow() else "run time (NEURAL_DATASETS)"),
