@@ -96,8 +96,11 @@ def _git(*args: str) -> str:
     return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True).stdout.strip()
 
 
-#: The commit whose code this run imported (HEAD may move while a long run goes on).
+#: The commit whose code this run imported (HEAD may move while a long run goes on), and
+#: whether tracked files differed from it. Read once, at start: a `git` child forked later
+#: would report the grown parent's memory as a worker's peak (RUSAGE_CHILDREN).
 START_COMMIT = _git("rev-parse", "HEAD")
+START_DIRTY = bool(_git("status", "--porcelain", "--untracked-files=no"))
 
 
 def environment(n_jobs: int) -> dict:
@@ -106,7 +109,7 @@ def environment(n_jobs: int) -> dict:
     import scipy
 
     return {"package": rb.__version__, "git_commit": START_COMMIT,
-            "git_dirty": bool(_git("status", "--porcelain", "--untracked-files=no")),
+            "git_dirty": START_DIRTY,
             "python": platform.python_version(),
             "libraries": {"numpy": np.__version__, "pandas": pd.__version__,
                           "scipy": scipy.__version__, "cornac": cornac.__version__,
