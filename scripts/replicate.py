@@ -47,6 +47,7 @@ import platform
 import resource
 import subprocess
 import time
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -68,7 +69,7 @@ JADIDINEJAD = dict(seeds=(0, 1, 2, 3, 4), ks=(None, 5, 10, 20, 30, 100), n_strat
 CARRARO = dict(seeds=tuple(range(10)), item_power=2.0)
 #: Where the authors' neural families (jad.NEURAL_FAMILIES) run when TensorFlow is installed.
 #: Not on Yahoo! R3: its log is 45 times Coat's, and on Coat the 31 neural models already
-#: take most of the run (see each dataset's unit_seconds), so Yahoo! R3 would take days here.
+#: take most of the run (see each dataset's unit_seconds): about a day more on two cores.
 NEURAL_DATASETS = ("coat",)
 
 
@@ -85,10 +86,9 @@ def describe(model) -> dict:
                        for k, v in params.items()}}
 
 
-def jadidinejad_families(name: str, neural_datasets=None) -> tuple[str, ...]:
+def jadidinejad_families(name: str) -> tuple[str, ...]:
     """The authors' families that run on one dataset: the neural ones with TensorFlow only."""
-    neural_datasets = NEURAL_DATASETS if neural_datasets is None else neural_datasets
-    neural = has_tensorflow() and name in neural_datasets
+    neural = has_tensorflow() and name in NEURAL_DATASETS
     return tuple(jad.AUTHORS_FAMILIES) + (tuple(jad.NEURAL_FAMILIES) if neural else ())
 
 
@@ -149,6 +149,24 @@ def _write(out: Path, provenance: dict) -> None:
     (out / "provenance.json").write_text(json.dumps(provenance, indent=1, sort_keys=True) + "\n")
 
 
+def _run_seeds(unit, data, name: str, seeds, what: str, n_jobs: int, out: Path,
+               provenance: dict, *, start: float | None = None, **record) -> None:
+    """One dataset: ``unit(data, seed=s)`` for every seed (one per worker), stored with its
+    provenance (``record``: further fields; ``start``: when the dataset's run began)."""
+    start = time.perf_counter() if start is None else start
+    run = Parallel(n_jobs=n_jobs, return_as="generator")(delayed(unit)(data, seed=s) for s in seeds)
+    parts = list(tqdm(run, total=len(seeds), unit=what, desc=f"{name}: {what}s"))
+    wall = time.perf_counter() - start
+    rows = pd.concat([p[0] for p in parts], ignore_index=True)
+    rows.to_csv(out / f"{name}.csv", index=False, float_format="%.17g")
+    provenance["datasets"][name] = _dataset_record(
+        name, rows, wall, read_from_cache=all(p[1] for p in parts),
+        unit_seconds={str(s): round(p[2], 1) for s, p in zip(seeds, parts)}, **record)
+    print(f"{name}: {rows['model'].nunique()} models, {len(seeds)} {what}s, {len(rows)} rows, "
+          f"{wall:.0f} s")
+    _write(out, provenance)
+
+
 def run_jadidinejad(datasets: list[str], n_jobs: int, out: Path) -> None:
     provenance = _provenance(out, "jadidinejad2021", n_jobs,
                              protocol={k: (list(v) if isinstance(v, tuple) else v)
@@ -159,7 +177,6 @@ def run_jadidinejad(datasets: list[str], n_jobs: int, out: Path) -> None:
                                  families=jad.AUTHORS_FAMILIES + (jad.NEURAL_FAMILIES if
                                                                   has_tensorflow() else ())
                              ).items()})
-    provenance.pop("families_left_out", None)
     for name in datasets:
         data = rb.load(name)
         families = jadidinejad_families(name)
@@ -190,24 +207,11 @@ def carraro_data(data):
     return dataclasses.replace(data, mar=rb.drop_seen(data.mar, data.mnar))
 
 
-def carraro_tune(data, grid: dict, *, seed: int) -> pd.DataFrame:
-    """:func:`carraro2022.tune` of one model's settings, kept in the result cache."""
-    from recbias_tutorial._result_cache import cached_result
-    from recbias_tutorial.models._cache import model_tokens
-
-    tokens = model_tokens({s: f() for model in grid.values() for s, f in model.items()})
-    frames, _ = cached_result("carraro2022.tune", data, None if tokens is None else
-                              {"seed": seed, "models": tokens},
-                              lambda: {"table": carraro2022.tune(data, grid, seed=seed)},
-                              cache=None)
-    return frames["table"]
-
-
 def carraro_chosen(data, n_jobs: int) -> tuple[dict, pd.DataFrame]:
     """The paper's grid tuned on the first repetition's D_val: chosen factories, the grid."""
     grid = carraro2022.paper_grid()
-    tables = Parallel(n_jobs=n_jobs)(  # one model's settings per worker
-        delayed(carraro_tune)(data, {model: settings}, seed=CARRARO["seeds"][0])
+    tables = Parallel(n_jobs=n_jobs)(  # one model's settings per worker, each cached
+        delayed(carraro2022.tune)(data, {model: settings}, seed=CARRARO["seeds"][0])
         for model, settings in grid.items())
     tuning = pd.concat(tables, ignore_index=True)
     chosen = {r.model: grid[r.model][r.setting] for r in tuning[tuning["best"]].itertuples()}
@@ -222,28 +226,25 @@ def run_carraro(datasets: list[str], n_jobs: int, out: Path) -> None:
                                        "mar_pairs_in_log": "dropped (the course's rule)"},
                              models=old_models(out))
     for name in datasets:
-        start = time.perf_counter()
+        start = time.perf_counter()  # the wall time includes the tuning
         data = carraro_data(rb.load(name))
         chosen, tuning = carraro_chosen(data, n_jobs)
-        seeds = list(CARRARO["seeds"])
-        args = {k: v for k, v in CARRARO.items() if k != "seeds"}
-        run = Parallel(n_jobs=n_jobs, return_as="generator")(  # one repetition per worker
-            delayed(carraro2022.run_protocol)(data, chosen, seeds=[s], **args) for s in seeds)
-        parts = list(tqdm(run, total=len(seeds), unit="repetition", desc=f"{name}: repetitions"))
-        wall = time.perf_counter() - start
-        rows = pd.concat([p.metrics for p in parts], ignore_index=True)
-        rows.to_csv(out / f"{name}.csv", index=False, float_format="%.17g")
         provenance["models"][name] = {
             "chosen": {m: {"setting": tuning.query("model == @m and best")["setting"].iloc[0],
                            **describe(f())} for m, f in chosen.items()},
             "tuning_recall_at_10": {m: dict(zip(g["setting"], g["recall"]))
                                     for m, g in tuning.groupby("model", sort=False)}}
-        provenance["datasets"][name] = _dataset_record(
-            name, rows, wall, users=data.n_users, items=data.n_items,
-            read_from_cache=all(bool(p.metrics.attrs.get("cached")) for p in parts))
-        print(f"{name}: {data.n_users} users, {rows['model'].nunique()} models, "
-              f"{len(rows)} rows, {wall:.0f} s")
-        _write(out, provenance)
+        _run_seeds(partial(carraro_unit, chosen=chosen), data, name, CARRARO["seeds"],
+                   "repetition", n_jobs, out, provenance, start=start,
+                   users=data.n_users, items=data.n_items)
+
+
+def carraro_unit(data, *, seed: int, chosen: dict) -> tuple[pd.DataFrame, bool, float]:
+    """One repetition with the chosen models (cached by run_protocol): rows, read back?, s."""
+    start = time.perf_counter()
+    args = {k: v for k, v in CARRARO.items() if k != "seeds"}
+    metrics = carraro2022.run_protocol(data, chosen, seeds=[seed], **args).metrics
+    return metrics, bool(metrics.attrs["cached"]), time.perf_counter() - start
 
 
 def old_models(out: Path) -> dict:
@@ -277,23 +278,6 @@ def paper_datasets(paper: str, datasets: list[str]) -> list[str]:
     return [name for name in datasets if name in PAPER_DATASETS[paper]]
 
 
-def _run_seeds(unit, data, name: str, seeds, what: str, n_jobs: int, out: Path,
-               provenance: dict) -> None:
-    """One dataset: ``unit(data, seed=s)`` for every seed (one per worker), stored."""
-    start = time.perf_counter()
-    run = Parallel(n_jobs=n_jobs, return_as="generator")(delayed(unit)(data, seed=s) for s in seeds)
-    parts = list(tqdm(run, total=len(seeds), unit=what, desc=f"{name}: {what}s"))
-    wall = time.perf_counter() - start
-    rows = pd.concat([p[0] for p in parts], ignore_index=True)
-    rows.to_csv(out / f"{name}.csv", index=False, float_format="%.17g")
-    provenance["datasets"][name] = _dataset_record(
-        name, rows, wall, read_from_cache=all(p[1] for p in parts),
-        unit_seconds={str(s): round(p[2], 1) for s, p in zip(seeds, parts)})
-    print(f"{name}: {rows['model'].nunique()} models, {len(seeds)} {what}s, {len(rows)} rows, "
-          f"{wall:.0f} s")
-    _write(out, provenance)
-
-
 def yang_rows(mae: pd.DataFrame) -> pd.DataFrame:
     """:func:`yang2018.mae_over_splits` in long form: seed, metric, model, estimator, users, value."""
     keys = ["seed", "metric", "model", "users"]
@@ -305,12 +289,10 @@ def yang_rows(mae: pd.DataFrame) -> pd.DataFrame:
 def yang_unit(data, *, seed: int) -> tuple[pd.DataFrame, bool, float]:
     """One split of the Yahoo! table, the course's seven models: rows, read back?, seconds."""
     start = time.perf_counter()
-    table = yang2018.split_user_table(  # cached: a resumed run reads finished splits back
-        yang2018.course_models(), data, seed=seed,
-        gammas={f"SNIPS γ={g:.1f}": g for g in YANG["gammas"]}, metrics=YANG["metrics"],
-        k=YANG["k"], train_share=YANG["train_share"])
-    mae = yang2018.per_model_mae(table).reset_index().assign(seed=seed)  # as mae_over_splits
-    return yang_rows(mae), bool(table.attrs.get("cached")), time.perf_counter() - start
+    mae = yang2018.mae_over_splits(  # cached: a resumed run reads finished splits back
+        yang2018.course_models(), data, seeds=[seed], gammas=YANG["gammas"],
+        metrics=YANG["metrics"], k=YANG["k"], train_share=YANG["train_share"])
+    return yang_rows(mae), mae.attrs["cached"], time.perf_counter() - start
 
 
 def run_yang(datasets: list[str], n_jobs: int, out: Path) -> None:

@@ -371,3 +371,18 @@ def test_result_store_is_trimmed_least_recently_used_first(store, world, monkeyp
     left = set(store.glob("test.trim-*.joblib"))
     assert files[0] in left and len(left) == 2  # i=0 (just used) and i=4 (just stored)
     assert cached_table("test.trim", world, {"i": 0}, table(20_000), cache=True).attrs["cached"]
+
+
+def test_carraro_tune_reads_back(store, world, monkeypatch):
+    from recbias_tutorial.models import PosPop
+    from recbias_tutorial.replications import _carraro2022_protocol as proto
+    from recbias_tutorial.replications import carraro2022
+
+    grid = {"PosPop": {"t=4": PosPop, "t=3": lambda: PosPop(threshold=3.0)}}
+    first = carraro2022.tune(world, grid, seed=0, cache=True)
+    monkeypatch.setattr(proto, "_ranked", _fail)
+    pd.testing.assert_frame_equal(first, carraro2022.tune(world, grid, seed=0, cache=True))
+    with pytest.raises(AssertionError, match="recomputed"):  # another seed is another key
+        carraro2022.tune(world, grid, seed=1, cache=True)
+    with pytest.raises(AssertionError, match="recomputed"):  # cache=False never reads
+        carraro2022.tune(world, grid, seed=0, cache=False)

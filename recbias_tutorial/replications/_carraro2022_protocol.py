@@ -162,8 +162,11 @@ def _ranked(factories: Mapping[str, ModelFactory], split: ProtocolSplit, frames:
 
 @declare(seed=Seed(), k=Interval(int, 1), threshold=Interval(float, optional=True))
 def tune(data: FeedbackData, candidates: Mapping[str, Mapping[str, ModelFactory]], *, seed: int,
-         k: int = 10, threshold: float | None = None) -> pd.DataFrame:
+         k: int = 10, threshold: float | None = None, cache: bool | None = None) -> pd.DataFrame:
     """Recall@k on D_val of every hyper-parameter setting, models fitted on D_tr.
+
+    The table is kept in the on-disk result cache, keyed like :func:`run_protocol`'s (the
+    data, the arguments, each setting's model class and parameters, the package's code).
 
     Parameters
     ----------
@@ -177,6 +180,9 @@ def tune(data: FeedbackData, candidates: Mapping[str, Mapping[str, ModelFactory]
         Cut-off of Recall@k.
     threshold : float, optional
         Relevance threshold; default ``data.threshold``.
+    cache : bool, optional
+        Use the on-disk cache (None follows ``RECBIAS_FIT_CACHE``, default on). Settings whose
+        model state does not follow from its parameters are never cached.
 
     Returns
     -------
@@ -209,18 +215,36 @@ def tune(data: FeedbackData, candidates: Mapping[str, Mapping[str, ModelFactory]
     if not isinstance(candidates, Mapping) or not candidates:
         raise ValueError("candidates must be a non-empty mapping model -> {setting: factory}")
     threshold = data.threshold if threshold is None else float(threshold)
-    split = split_feedback(data, seed=seed)
-    rows = []
-    for model, settings in candidates.items():
-        settings = _check_factories(settings, f"candidates[{model!r}]")
-        ranked = _ranked(settings, split, {"val": split.val}, n_users=data.n_users, n_items=data.n_items, k=k)
-        for setting, z in ranked.items():
-            m = subset_metrics(z["val"], split.val, {0: np.arange(len(split.val))}, k=k, threshold=threshold)
-            rows.append({"model": model, "setting": setting, "recall": float(m["recall"].iloc[0])})
-    table = pd.DataFrame(rows)
-    best = table.groupby("model", sort=False)["recall"].idxmax()
-    table["best"] = table.index.isin(best.to_numpy())
-    return table
+    candidates = {model: _check_factories(settings, f"candidates[{model!r}]")
+                  for model, settings in candidates.items()}
+
+    def compute() -> dict:
+        split = split_feedback(data, seed=seed)
+        rows = []
+        for model, settings in candidates.items():
+            ranked = _ranked(settings, split, {"val": split.val}, n_users=data.n_users,
+                             n_items=data.n_items, k=k)
+            for setting, z in ranked.items():
+                m = subset_metrics(z["val"], split.val, {0: np.arange(len(split.val))}, k=k,
+                                   threshold=threshold)
+                rows.append({"model": model, "setting": setting,
+                             "recall": float(m["recall"].iloc[0])})
+        table = pd.DataFrame(rows)
+        best = table.groupby("model", sort=False)["recall"].idxmax()
+        table["best"] = table.index.isin(best.to_numpy())
+        return {"table": table}
+
+    from .._result_cache import cached_result
+    from ..models._cache import model_tokens
+
+    tokens = (model_tokens({f"{model}\0{setting}": factory()
+                            for model, settings in candidates.items()
+                            for setting, factory in settings.items()})
+              if isinstance(data, FeedbackData) else None)  # bad data: split_feedback says so
+    arguments = None if tokens is None else {"seed": seed, "k": k, "threshold": threshold,
+                                             "models": tokens}
+    frames, _ = cached_result("carraro2022.tune", data, arguments, compute, cache=cache)
+    return frames["table"]
 
 
 def _check_sizes(sizes: Any) -> tuple[float, ...]:

@@ -94,7 +94,8 @@ def mae_over_splits(models: Mapping[str, Any], data: FeedbackData, *, seeds: Seq
     Returns
     -------
     pandas.DataFrame
-        Columns ``seed``, ``metric``, ``model``, ``AOA``, ``SNIPS γ=…`` and ``users``.
+        Columns ``seed``, ``metric``, ``model``, ``AOA``, ``SNIPS γ=…`` and ``users``;
+        ``attrs["cached"]`` says whether every split was read back from the cache.
 
     Raises
     ------
@@ -121,11 +122,13 @@ def mae_over_splits(models: Mapping[str, Any], data: FeedbackData, *, seeds: Seq
     if getattr(data, "mar", None) is None:
         raise ValueError("data must have randomly exposed (mar) feedback as the truth")
     labels = {f"SNIPS γ={g:.1f}": g for g in np.atleast_1d(gammas).tolist()}
-    frames = []
+    frames, cached = [], []
     for seed in seeds:
-        table = per_model_mae(split_user_table(models, data, seed=seed, gammas=labels,
-                                                  metrics=metrics, k=k,
-                                                  train_share=train_share, cache=cache))
-        frames.append(table.reset_index().assign(seed=seed))
+        users = split_user_table(models, data, seed=seed, gammas=labels, metrics=metrics, k=k,
+                                 train_share=train_share, cache=cache)
+        cached.append(bool(users.attrs.get("cached")))
+        frames.append(per_model_mae(users).reset_index().assign(seed=seed))
     out = pd.concat(frames, ignore_index=True)
-    return out[["seed"] + [c for c in out.columns if c != "seed"]]
+    out = out[["seed"] + [c for c in out.columns if c != "seed"]]
+    out.attrs["cached"] = all(cached)  # every split read back from the on-disk cache
+    return out
