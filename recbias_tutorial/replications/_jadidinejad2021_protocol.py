@@ -323,17 +323,25 @@ def combine_units(units, parts) -> pd.DataFrame:
 def protocol_mask(values: pd.DataFrame, choices: dict, n_strata: int) -> pd.Series:
     """The rows one protocol reads, at every cut-off: its truth, holdout, IPS, SNIPS,
     stratified value and strata ``Q1..Q{n_strata}``."""
-    est = values["estimator"]
-    zoo = values["zoo"] == choices["zoo"]
-    truth = (est == "truth") & (values["truth"] == choices["truth"])
-    same = (est != "truth") & (values["candidates"] == choices["candidates"])
-    prop = values["propensity"] == choices["propensity"]
-    strat = prop & (values["strata"] == choices["strata"]) & (values["n_strata"] == n_strata)
-    strata = est.isin([f"Q{s + 1}" for s in range(n_strata)])
-    return zoo & (truth | (same & ((est == "holdout") | (est.isin(["ips", "snips"]) & prop)
+    # NumPy's comparisons of the text columns' object arrays: about 3x faster than pandas'
+    # (the chapter selects a protocol some 90 times from frames of 10^5 rows)
+    col = {c: values[c].to_numpy(dtype=object) for c in
+           ("estimator", "zoo", "truth", "candidates", "propensity", "strata", "weights")}
+    est = col["estimator"]
+    zoo = col["zoo"] == choices["zoo"]
+    truth = (est == "truth") & (col["truth"] == choices["truth"])
+    same = (est != "truth") & (col["candidates"] == choices["candidates"])
+    prop = col["propensity"] == choices["propensity"]
+    strat = (prop & (col["strata"] == choices["strata"])
+             & (values["n_strata"].to_numpy() == n_strata))
+    strata = np.zeros(len(est), dtype=bool)
+    for s in range(n_strata):
+        strata |= est == f"Q{s + 1}"
+    mask = zoo & (truth | (same & ((est == "holdout") | (((est == "ips") | (est == "snips")) & prop)
                                    | (strat & (((est == "stratified")
-                                                & (values["weights"] == choices["weights"]))
+                                                & (col["weights"] == choices["weights"]))
                                                | strata)))))
+    return pd.Series(mask, index=values.index)
 
 
 def select(values: pd.DataFrame, choices: dict, n_strata: int) -> tuple[pd.DataFrame, pd.DataFrame]:
