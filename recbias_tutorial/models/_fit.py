@@ -27,6 +27,7 @@ from __future__ import annotations
 import contextlib
 import io
 import threading
+from collections import OrderedDict
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -100,8 +101,9 @@ def to_cornac_dataset(
     Returns
     -------
     cornac.data.Dataset
-        Built with ``cornac.data.Dataset.from_uir``; its ``uid_map`` / ``iid_map`` map our
-        ids (Python ``int``) to Cornac's indices, assigned in order of first appearance.
+        Equal to ``cornac.data.Dataset.from_uir``'s (built without its loop over the rows);
+        its ``uid_map`` / ``iid_map`` map our ids (Python ``int``) to Cornac's indices,
+        assigned in order of first appearance.
 
     Raises
     ------
@@ -124,10 +126,17 @@ def to_cornac_dataset(
     ({2: 0, 0: 1}, {1: 0})
     """
     check_feedback(train, "train", n_users, n_items)
-    users = train["user"].to_numpy(dtype=np.int64).tolist()
-    items = train["item"].to_numpy(dtype=np.int64).tolist()
-    ratings = train["rating"].to_numpy(dtype=np.float64).tolist()
-    return cornac.data.Dataset.from_uir(list(zip(users, items, ratings)), seed=seed_int(seed))
+    # what Dataset.from_uir builds, without its Python loop over the rows (0.8 s on Yahoo!
+    # R3): indices in order of first appearance (pd.factorize's order), maps of Python ints;
+    # there are no duplicated pairs to drop (checked above). Tested equal to from_uir.
+    users, user_ids = pd.factorize(train["user"].to_numpy(dtype=np.int64))
+    items, item_ids = pd.factorize(train["item"].to_numpy(dtype=np.int64))
+    uid_map = OrderedDict(zip(user_ids.tolist(), range(len(user_ids))))
+    iid_map = OrderedDict(zip(item_ids.tolist(), range(len(item_ids))))
+    uir = (users.astype("int"), items.astype("int"), np.array(train["rating"], dtype="float"))
+    return cornac.data.Dataset(num_users=len(uid_map), num_items=len(iid_map), uid_map=uid_map,
+                               iid_map=iid_map, uir_tuple=uir, timestamps=None,
+                               seed=seed_int(seed))
 
 
 # --------------------------------------------------------------------------------------

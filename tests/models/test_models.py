@@ -99,6 +99,36 @@ def test_dataset_uses_our_ids_as_raw_ids():
     assert dict(ds.iid_map) == {3: 0, 0: 1}
 
 
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_dataset_equals_cornacs_from_uir(seed):
+    """Built without from_uir's loop over the rows, but equal to it in every attribute a
+    model reads, and the same fit."""
+    rng = np.random.default_rng(seed)
+    frame = pd.DataFrame({"user": rng.integers(0, 500, 3000), "item": rng.integers(0, 80, 3000)})
+    frame = frame.drop_duplicates().reset_index(drop=True)
+    frame["rating"] = rng.integers(1, 6, len(frame)) * (0.5 if seed == 1 else 1.0)
+    ours = to_cornac_dataset(frame, n_users=500, n_items=80, seed=seed)
+    theirs = cornac.data.Dataset.from_uir(list(zip(frame.user.tolist(), frame.item.tolist(),
+                                                   frame.rating.tolist())), seed=seed)
+    assert list(ours.uid_map.items()) == list(theirs.uid_map.items())  # same order
+    assert list(ours.iid_map.items()) == list(theirs.iid_map.items())
+    assert all(type(k) is int for k in ours.uid_map) and all(type(k) is int for k in ours.iid_map)
+    for a, b in zip(ours.uir_tuple, theirs.uir_tuple):
+        assert a.dtype == b.dtype
+        np.testing.assert_array_equal(a, b)
+    for attr in ("num_users", "num_items", "num_ratings", "min_rating", "max_rating",
+                 "global_mean"):
+        assert getattr(ours, attr) == getattr(theirs, attr), attr
+    assert ours.timestamps is None and theirs.timestamps is None
+    assert (ours.csr_matrix != theirs.csr_matrix).nnz == 0
+    fitted = [M.BPR(k=4, max_iter=5, seed=1).fit(d) for d in (ours, theirs)]
+    np.testing.assert_array_equal(fitted[0].u_factors, fitted[1].u_factors)
+    draws = [list(d.uij_iter(batch_size=64, shuffle=True)) for d in (ours, theirs)]
+    for x, y in zip(draws[0], draws[1]):
+        for a, b in zip(x, y):
+            np.testing.assert_array_equal(a, b)
+
+
 # ----------------------------------------------------------------------------------------
 # the non-personalised baselines against pandas
 # ----------------------------------------------------------------------------------------
