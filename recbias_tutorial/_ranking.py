@@ -221,13 +221,17 @@ def _batches(n: int, width: int):
 def exact_positions(m: np.ndarray, local: np.ndarray, s: np.ndarray,
                     items: np.ndarray) -> np.ndarray:
     """Z of test rows by comparison: #candidates of the row's user (``m[local]``) scored > s plus
-    #tied ones with a smaller column index. Batched, so memory stays within the chunk budget
-    however many test rows a user has."""
+    #tied ones with a smaller column index. One compiled pass over each test row's scores
+    (:mod:`._ranking_kernels`), so memory is the output alone, however many test rows a user
+    has; the same integers as ``(rows > s).sum(1) + ((rows == s) & (cols < items)).sum(1)``."""
+    from ._ranking_kernels import exact_positions_into  # lazy: Numba loads on first use
+
     out = np.empty(len(s), dtype=np.int64)
-    cols = np.arange(m.shape[1])
-    for b in _batches(len(s), m.shape[1]):
-        rows, sv = m[local[b]], s[b, None]
-        out[b] = (rows > sv).sum(axis=1) + ((rows == sv) & (cols < items[b, None])).sum(axis=1)
+    if len(s):
+        # m as given (a view compiles for its layout: no copy), s in its own dtype (compared
+        # with m's entries as NumPy compares them)
+        exact_positions_into(m, np.asarray(local, dtype=np.int64), np.asarray(s),
+                             np.asarray(items, dtype=np.int64), out)
     return out
 
 

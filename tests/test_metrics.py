@@ -44,6 +44,28 @@ def test_rank_positions_match_definition(seed, ties):
                                       np.minimum(expected, k))
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("seed", range(3))
+def test_compiled_exact_positions_equal_numpys_comparisons(seed, dtype):
+    """The compiled kernel gives the integers of NumPy's formula: ties broken by column,
+    -inf (excluded) entries, a strided view of the matrix, test scores in another dtype."""
+    rng = np.random.default_rng(seed)
+    m = rng.integers(0, 4, (30, 57)).astype(dtype)
+    m[rng.random(m.shape) < 0.2] = -np.inf
+    m[:, 5] = np.inf if seed == 2 else m[:, 5]
+    local = rng.integers(0, 30, 400)
+    items = rng.integers(0, 57, 400)
+    for mat in (m, m[:, ::2], m[::-1]):
+        it = items % mat.shape[1]
+        for s in (mat[local, it], mat[local, it].astype(np.float64) + 0.5,
+                  rng.integers(-1, 5, 400).astype(dtype)):
+            rows = mat[local]
+            cols = np.arange(mat.shape[1])
+            expected = (rows > s[:, None]).sum(1) + ((rows == s[:, None]) & (cols < it[:, None])).sum(1)
+            np.testing.assert_array_equal(_ranking.exact_positions(mat, local, s, it), expected)
+    assert _ranking.exact_positions(m, local[:0], m[0, :0], items[:0]).shape == (0,)
+
+
 def test_chunking_does_not_change_ranks(monkeypatch):
     rng = np.random.default_rng(7)
     scores, test, excl = random_case(rng, ties=True)
