@@ -24,6 +24,9 @@ from ._validation import check_feedback, check_k
 from .scorer import Scorer, check_scores
 
 CHUNK_CELLS = 1 << 20  # ~8 MB of float64 per chunk of users: stays in cache, one reused buffer
+#: From this many cells (of a score matrix, or compared in one call) on, exact positions
+#: use the compiled kernel: below, loading Numba would cost more than it saves.
+COMPILED_MIN_CELLS = 4_000_000
 _SORT_ROWS_PER_USER = 8  # above this many test rows per user, one sort beats comparisons
 _DENSE_USERS = 0.75  # below this share of a chunk's users with test rows, rank only those users
 
@@ -219,19 +222,28 @@ def _batches(n: int, width: int):
 
 
 def exact_positions(m: np.ndarray, local: np.ndarray, s: np.ndarray,
-                    items: np.ndarray) -> np.ndarray:
+                    items: np.ndarray, *, compiled: bool | None = None) -> np.ndarray:
     """Z of test rows by comparison: #candidates of the row's user (``m[local]``) scored > s plus
-    #tied ones with a smaller column index. One compiled pass over each test row's scores
-    (:mod:`._ranking_kernels`), so memory is the output alone, however many test rows a user
-    has; the same integers as ``(rows > s).sum(1) + ((rows == s) & (cols < items)).sum(1)``."""
-    from ._ranking_kernels import exact_positions_into  # lazy: Numba loads on first use
-
+    #tied ones with a smaller column index. ``compiled``: one compiled pass over each test
+    row's scores (:mod:`._ranking_kernels`: no temporaries, four times fewer passes); else
+    NumPy's batched comparisons, which spare small problems loading Numba (0.5 s per
+    process). None: compiled from :data:`COMPILED_MIN_CELLS` compared cells. Both give the
+    same integers; memory stays within the chunk budget either way."""
     out = np.empty(len(s), dtype=np.int64)
-    if len(s):
+    if compiled is None:
+        compiled = len(s) * m.shape[1] >= COMPILED_MIN_CELLS
+    if compiled:
+        from ._ranking_kernels import exact_positions_into  # lazy: Numba loads on first use
+
         # m as given (a view compiles for its layout: no copy), s in its own dtype (compared
         # with m's entries as NumPy compares them)
         exact_positions_into(m, np.asarray(local, dtype=np.int64), np.asarray(s),
                              np.asarray(items, dtype=np.int64), out)
+        return out
+    cols = np.arange(m.shape[1])
+    for b in _batches(len(s), m.shape[1]):
+        rows, sv = m[local[b]], s[b, None]
+        out[b] = (rows > sv).sum(axis=1) + ((rows == sv) & (cols < items[b, None])).sum(axis=1)
     return out
 
 
@@ -334,6 +346,7 @@ def positions(scores, test: pd.DataFrame, exclude, k: int | None, *,
     order = np.argsort(users, kind="stable")
     exact = k is None or k >= n_items
     local_buffer = threading.local()  # one reusable masking buffer per thread
+    compiled = n_users * n_items >= COMPILED_MIN_CELLS  # the problem's size, not a chunk's
 
     def run(lo: int, hi: int, a: int, b: int) -> None:
         rows = order[a:b]
@@ -358,7 +371,7 @@ def positions(scores, test: pd.DataFrame, exclude, k: int | None, *,
                            and len(rows) > _SORT_ROWS_PER_USER * block.shape[0]):
             out[rows] = _sorted_positions(m, local, s, items[rows])
         else:
-            out[rows] = exact_positions(m, local, s, items[rows])
+            out[rows] = exact_positions(m, local, s, items[rows], compiled=compiled)
 
     map_chunks(run, test_spans(users[order], n_users, n_items))
     return out

@@ -62,8 +62,22 @@ def test_compiled_exact_positions_equal_numpys_comparisons(seed, dtype):
             rows = mat[local]
             cols = np.arange(mat.shape[1])
             expected = (rows > s[:, None]).sum(1) + ((rows == s[:, None]) & (cols < it[:, None])).sum(1)
-            np.testing.assert_array_equal(_ranking.exact_positions(mat, local, s, it), expected)
-    assert _ranking.exact_positions(m, local[:0], m[0, :0], items[:0]).shape == (0,)
+            for compiled in (True, False, None):
+                np.testing.assert_array_equal(
+                    _ranking.exact_positions(mat, local, s, it, compiled=compiled), expected)
+    for compiled in (True, False):
+        assert _ranking.exact_positions(m, local[:0], m[0, :0], items[:0],
+                                        compiled=compiled).shape == (0,)
+
+
+def test_rank_positions_equal_with_and_without_the_compiled_kernel(monkeypatch):
+    rng = np.random.default_rng(11)
+    scores, test, excl = random_case(rng, ties=True)
+    monkeypatch.setattr(_ranking, "COMPILED_MIN_CELLS", 10**12)  # NumPy's comparisons
+    numpy_way = rank_positions(scores, test, exclude=excl)
+    monkeypatch.setattr(_ranking, "COMPILED_MIN_CELLS", 0)  # the compiled kernel
+    np.testing.assert_array_equal(rank_positions(scores, test, exclude=excl), numpy_way)
+    np.testing.assert_array_equal(numpy_way, brute_positions(scores, test, excl))
 
 
 def test_chunking_does_not_change_ranks(monkeypatch):
