@@ -313,8 +313,10 @@ def unit_values(data, unit, *, sizes, ks, n_strata, sweep, zoos, course_zoo, fam
 
 def combine_units(units, parts) -> pd.DataFrame:
     """The units' rows in order, with ``attrs["seconds"]`` per unit ("truth", "seed s")."""
-    rows = [row for part in parts for row in part.itertuples(index=False, name=None)]
-    out = pd.DataFrame(rows, columns=VALUE_COLUMNS)  # as one run builds it: same dtypes
+    # the parts end to end (each built by unit_values: the same columns and dtypes); a loop
+    # over their rows took 3 s for chapter 4's 4 x 10^5 rows
+    out = pd.concat([part[VALUE_COLUMNS] for part in parts], ignore_index=True)
+    out.attrs = {}
     out.attrs["seconds"] = {("truth" if u == -1 else f"seed {u}"): part.attrs["seconds"]
                             for u, part in zip(units, parts)}
     return out

@@ -331,3 +331,20 @@ def test_protocol_inputs_are_validated(small_world, small_values):
         jad.kendall_taus(dataclasses.replace(small_world, mar=None), seed=0)
     with pytest.raises(ValueError, match="steps"):
         jad.ladder(small_values, steps=["cutoff", "cutoff"])
+
+
+def test_combined_units_equal_one_frame_of_all_their_rows():
+    """combine_units puts the units' frames end to end: the frame (values and dtypes) one
+    run's rows would build, with each unit's wall time."""
+    from recbias_tutorial.replications import _jadidinejad2021_protocol as proto
+
+    world = simulate(80, 60, seed=0, mean_ratings_per_user=12)
+    kw = dict(sizes=(10,), ks=(None, 5), n_strata=2, sweep=(1, 3), zoos=("authors", "course"),
+              course_zoo=dict(sizes=(10,)), families=("MostPop", "MF", "BPR"))
+    units = [-1, 0, 1]
+    parts = [proto.unit_values(world, u, fit_cache=False, **kw) for u in units]
+    rows = [row for part in parts for row in part.itertuples(index=False, name=None)]
+    combined = proto.combine_units(units, parts)
+    pd.testing.assert_frame_equal(combined, pd.DataFrame(rows, columns=proto.VALUE_COLUMNS),
+                                  check_exact=True)
+    assert list(combined.attrs["seconds"]) == ["truth", "seed 0", "seed 1"]
