@@ -52,8 +52,11 @@ def test_other_data_computes_afresh(store, world):
     assert jadidinejad2021.protocol_values(changed, cache=True, **ARGS).attrs["cached"] is False
 
 
-@pytest.mark.parametrize("damage", ["garbage", "truncated", "empty", "other table"])
+@pytest.mark.parametrize("damage", ["garbage", "truncated", "empty", "other table",
+                                    "table bytes"])
 def test_damaged_entry_is_recomputed_never_used(store, world, damage):
+    import pickle
+
     import joblib
 
     good = jadidinejad2021.protocol_values(world, cache=True, **ARGS)
@@ -65,10 +68,14 @@ def test_damaged_entry_is_recomputed_never_used(store, world, damage):
         path.write_bytes(raw[: len(raw) // 2])
     elif damage == "empty":
         path.write_bytes(b"")
+    elif damage == "table bytes":  # a readable entry whose stored table does not unpickle
+        entry = joblib.load(path)
+        entry["payload"]["table"] = entry["payload"]["table"][:100]
+        joblib.dump(entry, path)
     else:  # a whole, readable entry whose table is not the one its hash describes
         entry = joblib.load(path)
-        table = entry["payload"]["table"]
-        entry["payload"]["table"] = table.assign(value=table["value"] + 1)
+        table = pickle.loads(entry["payload"]["table"])  # tables are stored as pickle bytes
+        entry["payload"]["table"] = pickle.dumps(table.assign(value=table["value"] + 1))
         joblib.dump(entry, path)
     with pytest.warns(FitCacheWarning, match="recomputed"):
         again = jadidinejad2021.protocol_values(world, cache=True, **ARGS)
