@@ -28,6 +28,7 @@ CHUNK_CELLS = 1 << 20  # ~8 MB of float64 per chunk of users: stays in cache, on
 #: use the compiled kernel: below, loading Numba would cost more than it saves.
 COMPILED_MIN_CELLS = 4_000_000
 _SORT_ROWS_PER_USER = 8  # above this many test rows per user, one sort beats comparisons
+_SORT_ROWS_PER_USER_COMPILED = 256  # ... beats the compiled comparisons (measured: 1k items)
 _DENSE_USERS = 0.75  # below this share of a chunk's users with test rows, rank only those users
 
 
@@ -367,8 +368,8 @@ def positions(scores, test: pd.DataFrame, exclude, k: int | None, *,
         if excl is not None and not fresh and getattr(local_buffer, "array", None) is None:
             local_buffer.array = np.empty((min(n_users, chunk_rows(n_items)), n_items))
         m = masked_chunk(block, fresh, excl, sel, getattr(local_buffer, "array", None))
-        if full_sort or (full_sort is None
-                           and len(rows) > _SORT_ROWS_PER_USER * block.shape[0]):
+        per_user = _SORT_ROWS_PER_USER_COMPILED if compiled else _SORT_ROWS_PER_USER
+        if full_sort or (full_sort is None and len(rows) > per_user * block.shape[0]):
             out[rows] = _sorted_positions(m, local, s, items[rows])
         else:
             out[rows] = exact_positions(m, local, s, items[rows], compiled=compiled)
