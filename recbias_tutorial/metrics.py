@@ -243,7 +243,8 @@ def recall_curves(scores, test, ks, *, threshold: float = 4.0,
         label = f"test[{name!r}]" if len(sets) > 1 else "test"
         rel = ranking_input(scores, frame, k=None, threshold=threshold, name=label)[2]
         rels[name] = rel
-    pos = np.split(positions(scores, pd.concat(rels.values()), excl, None, full_sort=True),
+    # exact positions, by comparisons or one sort per user, whichever is cheaper per chunk
+    pos = np.split(positions(scores, pd.concat(rels.values()), excl, None),
                    np.cumsum([len(r) for r in rels.values()])[:-1])
     frames = {name: recall_per_user(rel["user"].to_numpy(np.int64), z, ks)
               for (name, rel), z in zip(rels.items(), pos)}
