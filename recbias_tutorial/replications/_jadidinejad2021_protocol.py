@@ -326,7 +326,7 @@ def protocol_mask(values: pd.DataFrame, choices: dict, n_strata: int) -> pd.Seri
     """The rows one protocol reads, at every cut-off: its truth, holdout, IPS, SNIPS,
     stratified value and strata ``Q1..Q{n_strata}``."""
     # NumPy's comparisons of the text columns' object arrays: about 3x faster than pandas'
-    # (the chapter selects a protocol some 90 times from frames of 10^5 rows)
+    # (chapter 4 selects protocols dozens of times from frames of 10^5 rows)
     col = {c: values[c].to_numpy(dtype=object) for c in
            ("estimator", "zoo", "truth", "candidates", "propensity", "strata", "weights")}
     est = col["estimator"]
