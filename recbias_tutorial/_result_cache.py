@@ -16,8 +16,9 @@ edit of the code computes afresh.
 **Integrity.** Each entry (one ``joblib.dump`` file) is written whole or not at all (a
 temporary file in the same folder, fsync, then ``os.replace``); it holds its key, a hash of
 its table (values, index, columns, ``attrs``), checked on every hit, and the table as pickle
-bytes (read back by Python's C unpickler: joblib's own reads text columns 20 times slower). An unreadable or
-mismatching entry is recomputed and replaced with a :class:`FitCacheWarning`, never used.
+bytes (read back by Python's C unpickler: joblib's own reads text columns 20 times slower).
+An unreadable or mismatching entry is recomputed and replaced with a
+:class:`FitCacheWarning`, never used.
 """
 
 from __future__ import annotations
@@ -129,12 +130,12 @@ def _load(path: Path, key: str) -> dict | None:
         return None
     try:
         entry = joblib.load(path)
-        payload = _decoded(entry["payload"]) if isinstance(entry, dict) else None
+        payload = _decoded(entry.get("payload")) if isinstance(entry, dict) else None
     except FileNotFoundError:  # trimmed by another process meanwhile: a miss
         return None
     except Exception as err:  # truncated, garbage, an unpicklable class: never trusted
         raise ValueError(f"unreadable ({type(err).__name__})") from None
-    if not (entry.get("key") == key and _storable(payload)
+    if not (isinstance(entry, dict) and entry.get("key") == key and _storable(payload)
             and entry.get("hash") == _payload_hash(payload)):
         raise ValueError("key or hash mismatch")
     return payload

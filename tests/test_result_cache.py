@@ -53,7 +53,7 @@ def test_other_data_computes_afresh(store, world):
 
 
 @pytest.mark.parametrize("damage", ["garbage", "truncated", "empty", "other table",
-                                    "table bytes"])
+                                    "table bytes", "not an entry"])
 def test_damaged_entry_is_recomputed_never_used(store, world, damage):
     import pickle
 
@@ -68,6 +68,8 @@ def test_damaged_entry_is_recomputed_never_used(store, world, damage):
         path.write_bytes(raw[: len(raw) // 2])
     elif damage == "empty":
         path.write_bytes(b"")
+    elif damage == "not an entry":  # a readable pickle that is not an entry's dict
+        joblib.dump(["a", "list"], path)
     elif damage == "table bytes":  # a readable entry whose stored table does not unpickle
         entry = joblib.load(path)
         entry["payload"]["table"] = entry["payload"]["table"][:100]

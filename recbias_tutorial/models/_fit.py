@@ -39,10 +39,10 @@ from cornac.models import Recommender
 from tqdm.std import tqdm  # text bar (see the module docstring)
 
 from .._params import Interval, Seed, declare
-from ._pmf import fit_pmf, fits_fast
 from .._validation import check_feedback, check_fits_in_memory, seed_int
 from ..scorer import Scorer
 from ._cache import cached_scores, data_digest, fit_cache_enabled
+from ._pmf import fit_pmf, fits_fast
 from ._scorers import batch_scorer
 
 __all__ = ["UNKNOWN_USER_SCORE", "fit_scorer", "fit_scores", "iter_scores", "score_models",

@@ -48,7 +48,7 @@ def fit_pmf(model: Any, train_set: Any) -> Any:
         rat = scale(rat, 0.0, 1.0, model.min_rating, model.max_rating)
     rat = np.ascontiguousarray(rat, dtype=np.float32)
     U, V = cornac_pmf._init_factors(model.num_users, model.num_items, model.k, {}, model.seed)
-    U, V = np.array(U, dtype=np.float64), np.array(V, dtype=np.float64)  # fresh, writable
+    U, V = np.asarray(U, dtype=np.float64), np.asarray(V, dtype=np.float64)  # new arrays
     # pmf.pyx declares these C floats: their values, and 1 - gamma, are single precision
     f32 = np.float32
     pmf_epochs(np.ascontiguousarray(uid, dtype=np.int32),

@@ -316,9 +316,8 @@ def combine_units(units, parts) -> pd.DataFrame:
     # the parts end to end (each built by unit_values: the same columns and dtypes); a loop
     # over their rows took 3 s for chapter 4's 4 x 10^5 rows
     out = pd.concat([part[VALUE_COLUMNS] for part in parts], ignore_index=True)
-    out.attrs = {}
-    out.attrs["seconds"] = {("truth" if u == -1 else f"seed {u}"): part.attrs["seconds"]
-                            for u, part in zip(units, parts)}
+    out.attrs = {"seconds": {("truth" if u == -1 else f"seed {u}"): part.attrs["seconds"]
+                             for u, part in zip(units, parts)}}
     return out
 
 
