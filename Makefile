@@ -45,7 +45,7 @@ grade: $(STAMP)
 	$(BIN)/python homework/otterhw.py grade "$(SUBMISSIONS)" --homework _build/homework
 
 ## make replicate: the replications at the authors' full scale (every core; resumable: run it
-## again after an interruption), stored with provenance in book/results/<paper>/
+## again after an interruption), stored with provenance in recbias_tutorial/results/<paper>/
 replicate: $(STAMP)
 	$(BIN)/python scripts/replicate.py
 

@@ -296,18 +296,24 @@ def standin_notice(data: FeedbackData) -> bool:
     return True
 
 
-def stored_results(folder: str | os.PathLike) -> tuple[dict, dict]:
+def stored_results(results: str | os.PathLike) -> tuple[dict, dict]:
     """The full-scale results ``make replicate`` stored for one paper, and their provenance.
 
-    Reads ``<folder>/provenance.json`` and the CSV file of each dataset it lists (strings
-    kept as strings, empty text not read as missing), and refuses results whose
-    provenance does not hold: a missing file, or data checksums that are not the package's
-    registry (``recbias_tutorial.data._registry.SHA256``).
+    The results ship with the package (``recbias_tutorial/results/<paper>/``), so a chapter
+    notebook finds them wherever the package is installed. Reads ``provenance.json`` and the
+    CSV file of each dataset it lists (strings kept as strings, empty text not read as
+    missing), and refuses results whose provenance does not hold: a missing or unreadable
+    file, data checksums that are not the package's registry
+    (``recbias_tutorial.data._registry.SHA256``), or a results file whose sha256 is not the
+    one ``make replicate`` recorded when it wrote it (a value edited by hand). The message
+    says what to do where the reader is: in a checkout of the repository, restore the files
+    or run ``make replicate``; in an installed package, reinstall it.
 
     Parameters
     ----------
-    folder : str or path
-        E.g. ``"results/jadidinejad2021"`` from a chapter (the book's folder).
+    results : str or path
+        A paper's name, e.g. ``"jadidinejad2021"`` (the package's stored results), or a
+        folder holding such results (e.g. a copy under test).
 
     Returns
     -------
@@ -317,8 +323,9 @@ def stored_results(folder: str | os.PathLike) -> tuple[dict, dict]:
     Raises
     ------
     ValueError
-        If ``provenance.json`` or a listed file is missing or unreadable, or a dataset's
-        checksums differ from the registry's.
+        If the paper has no stored results, ``provenance.json`` or a listed file is missing
+        or unreadable, a file's sha256 differs from its record, or a dataset's checksums
+        differ from the registry's.
 
     See Also
     --------
@@ -326,38 +333,17 @@ def stored_results(folder: str | os.PathLike) -> tuple[dict, dict]:
 
     Examples
     --------
-    >>> stored_results("no/such/folder")
+    >>> tables, provenance = stored_results("wang2025")
+    >>> sorted(tables), provenance["paper"]
+    (['yahoo_r3'], 'wang2025')
+    >>> stored_results("no_such_paper")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    ValueError: folder no/such/folder has no provenance.json: run `make replicate`
+    ValueError: results: no stored results for 'no_such_paper' (stored: carraro2022, ...)
     """
-    import json
-    from pathlib import Path
+    from ._stored_results import read_stored_results
 
-    import pandas as pd
-
-    from .data import _registry
-
-    folder = Path(folder)
-    try:
-        provenance = json.loads((folder / "provenance.json").read_text())
-    except FileNotFoundError:
-        raise ValueError(f"folder {folder} has no provenance.json: run `make replicate`") from None
-    except (OSError, ValueError) as err:
-        raise ValueError(f"{folder}/provenance.json is unreadable: {err}") from None
-    tables = {}
-    for name, record in provenance.get("datasets", {}).items():
-        expected = {f: h for f, h in _registry.SHA256.get(name, {}).items() if h}
-        if record.get("data_sha256") != expected:
-            raise ValueError(f"{folder}: the {name} results were computed on other data than "
-                             "the registry's (data_sha256 differs): run `make replicate` again")
-        path = folder / record.get("file", "")
-        if not path.is_file():
-            raise ValueError(f"{folder}: {path.name} is listed in provenance.json but missing")
-        tables[name] = pd.read_csv(path, keep_default_na=False, na_values={"value": [""]})
-    if not tables:
-        raise ValueError(f"{folder}/provenance.json lists no dataset")
-    return tables, provenance
+    return read_stored_results(results)
 
 
 def _kernel() -> Any:

@@ -1,7 +1,8 @@
 """``make replicate``: replications at the authors' full scale, stored with provenance.
 
-For each paper this writes ``book/results/<paper>/`` (small CSV files) and one
-``provenance.json`` (package version, git commit, data checksums, seeds, the exact model list
+For each paper this writes ``recbias_tutorial/results/<paper>/`` (small CSV files, package data,
+so any notebook that imports the package finds them) and one ``provenance.json`` (each file's
+sha256, package version, git commit, data checksums, seeds, the exact model list
 and parameters, library versions, cores, wall time per dataset). The chapters read these files
 and show them beside the paper's numbers; ``tests/test_stored_results.py`` recomputes a random
 subsample of them on every build, so stale files fail CI.
@@ -56,6 +57,7 @@ from joblib import Parallel, delayed
 from tqdm.std import tqdm
 
 import recbias_tutorial as rb
+from recbias_tutorial._stored_results import file_sha256, results_root
 from recbias_tutorial.data import _registry
 from recbias_tutorial.replications import carraro2022, wang2025, yang2018
 from recbias_tutorial.replications import jadidinejad2021 as jad
@@ -126,10 +128,13 @@ def _peak_memory() -> dict:
                 resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, 1)}
 
 
-def _dataset_record(name: str, rows: pd.DataFrame, wall: float, **extra) -> dict:
-    """The provenance of one dataset's file: checksums, size, wall time, memory."""
-    return {"file": f"{name}.csv", "rows": len(rows), "models": int(rows["model"].nunique()),
-            "git_commit": START_COMMIT,
+def _store(out: Path, name: str, rows: pd.DataFrame, wall: float, **extra) -> dict:
+    """Write one dataset's file and return its provenance: the file's sha256 (reading refuses
+    a file that differs), data checksums, size, wall time, memory."""
+    path = out / f"{name}.csv"
+    rows.to_csv(path, index=False, float_format="%.17g")
+    return {"file": path.name, "sha256": file_sha256(path), "rows": len(rows),
+            "models": int(rows["model"].nunique()), "git_commit": START_COMMIT,
             "data_sha256": {f: h for f, h in _registry.SHA256[name].items() if h},
             "wall_seconds": round(wall, 1), **extra, **_peak_memory()}
 
@@ -158,9 +163,8 @@ def _run_seeds(unit, data, name: str, seeds, what: str, n_jobs: int, out: Path,
     parts = list(tqdm(run, total=len(seeds), unit=what, desc=f"{name}: {what}s"))
     wall = time.perf_counter() - start
     rows = pd.concat([p[0] for p in parts], ignore_index=True)
-    rows.to_csv(out / f"{name}.csv", index=False, float_format="%.17g")
-    provenance["datasets"][name] = _dataset_record(
-        name, rows, wall, read_from_cache=all(p[1] for p in parts),
+    provenance["datasets"][name] = _store(
+        out, name, rows, wall, read_from_cache=all(p[1] for p in parts),
         unit_seconds={str(s): round(p[2], 1) for s, p in zip(seeds, parts)}, **record)
     print(f"{name}: {rows['model'].nunique()} models, {len(seeds)} {what}s, {len(rows)} rows, "
           f"{wall:.0f} s")
@@ -185,10 +189,9 @@ def run_jadidinejad(datasets: list[str], n_jobs: int, out: Path) -> None:
                                      **{**JADIDINEJAD, "families": families})
         wall = time.perf_counter() - start
         rows = jad.protocol_rows(values, protocol="authors", n_strata=JADIDINEJAD["n_strata"])
-        rows.to_csv(out / f"{name}.csv", index=False, float_format="%.17g")
         not_run = [f for f in jad.LEFT_OUT_FAMILIES if f not in families]
-        provenance["datasets"][name] = _dataset_record(
-            name, rows, wall, read_from_cache=bool(values.attrs.get("cached")), n_jobs=n_jobs,
+        provenance["datasets"][name] = _store(
+            out, name, rows, wall, read_from_cache=bool(values.attrs.get("cached")), n_jobs=n_jobs,
             families=list(families), families_not_run=not_run,
             why_not_run=(None if not not_run else "TensorFlow is not installed (the neural "
                          "extra)" if not has_tensorflow() else "run time (--neural-datasets)"),
@@ -401,7 +404,8 @@ def main() -> None:
     parser.add_argument("--datasets", nargs="+", default=["coat", "yahoo_r3"])
     parser.add_argument("--n-jobs", type=int, default=-1)
     parser.add_argument("--papers", nargs="+", default=list(PAPERS), choices=list(PAPERS))
-    parser.add_argument("--out", type=Path, default=ROOT / "book" / "results")
+    parser.add_argument("--out", type=Path, default=results_root(),
+                        help="default: the package's results folder (shipped with it)")
     parser.add_argument("--neural-datasets", nargs="*", default=list(NEURAL_DATASETS),
                         help="where the authors' neural families run when TensorFlow is "
                              "installed (default: coat; yahoo_r3 adds about a day on two cores)")

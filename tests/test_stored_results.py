@@ -1,4 +1,5 @@
-"""The stored full-scale results (book/results/, written by `make replicate`) are current.
+"""The stored full-scale results (recbias_tutorial/results/, package data written by
+`make replicate`) are current and refused when altered.
 
 Every results folder needs a provenance.json whose data checksums are the registry's, and a
 fixed random subsample of the stored numbers (three models x one seed per dataset, with the
@@ -19,9 +20,10 @@ import pandas as pd
 import pytest
 
 from recbias_tutorial import course
+from recbias_tutorial._stored_results import results_root
 
 ROOT = Path(__file__).resolve().parents[1]
-RESULTS = ROOT / "book" / "results"
+RESULTS = results_root()
 sys.path.insert(0, str(ROOT / "scripts"))
 
 
@@ -31,7 +33,7 @@ def _folders() -> list[Path]:
 
 def test_every_results_file_has_provenance():
     folders = _folders()
-    assert folders, "book/results/ holds no paper: run `make replicate`"
+    assert folders, f"{RESULTS} holds no paper: run `make replicate`"
     for folder in folders:
         assert (folder / "provenance.json").is_file(), f"{folder.name}: no provenance.json"
         provenance = json.loads((folder / "provenance.json").read_text())
@@ -57,6 +59,65 @@ def test_provenance_with_other_data_is_refused(tmp_path):
     (tmp_path / "r" / "provenance.json").unlink()
     with pytest.raises(ValueError, match="no provenance"):
         course.stored_results(tmp_path / "r")
+
+
+def test_results_are_read_by_paper_name_from_the_package():
+    from recbias_tutorial import _stored_results
+
+    papers = _stored_results.stored_papers()
+    assert papers == sorted(p.name for p in _folders())
+    tables, provenance = course.stored_results(papers[0])
+    assert provenance["paper"] == papers[0] and tables
+    with pytest.raises(ValueError, match="no stored results for 'nope'"):
+        course.stored_results("nope")
+    for bad in (None, 3, ""):
+        with pytest.raises(ValueError, match="results must be"):
+            course.stored_results(bad)
+
+
+def _copy(tmp_path, paper="wang2025"):
+    import shutil
+
+    shutil.copytree(RESULTS / paper, tmp_path / paper)
+    provenance = json.loads((tmp_path / paper / "provenance.json").read_text())
+    name, record = next(iter(provenance["datasets"].items()))
+    return tmp_path / paper, provenance, tmp_path / paper / record["file"]
+
+
+def test_a_value_edited_by_hand_is_refused(tmp_path):
+    folder, _, path = _copy(tmp_path)
+    course.stored_results(folder)  # the untouched copy reads
+    lines = path.read_text().splitlines()
+    head, row = lines[0].split(","), lines[1].split(",")
+    row[head.index("value")] = "0.5"  # one stored number changed
+    path.write_text("\n".join([lines[0], ",".join(row), *lines[2:]]) + "\n")
+    with pytest.raises(ValueError, match=rf"{path.name} is not the file `make replicate` wrote"):
+        course.stored_results(folder)
+
+
+def test_provenance_without_a_file_checksum_is_refused(tmp_path):
+    folder, provenance, path = _copy(tmp_path)
+    for record in provenance["datasets"].values():
+        del record["sha256"]
+    (folder / "provenance.json").write_text(json.dumps(provenance))
+    with pytest.raises(ValueError, match="records no sha256"):
+        course.stored_results(folder)
+
+
+def test_the_advice_fits_where_the_reader_is(tmp_path, monkeypatch):
+    from recbias_tutorial import _stored_results
+
+    folder, _, path = _copy(tmp_path)
+    path.unlink()
+    with pytest.raises(ValueError, match="make replicate"):  # a checkout of the repository
+        course.stored_results(folder)
+    monkeypatch.setattr(_stored_results, "_checkout_root", lambda: None)  # an installed package
+    with pytest.raises(ValueError, match="reinstall it") as err:
+        course.stored_results(folder)
+    assert "make replicate" not in str(err.value)
+    (folder / "provenance.json").write_text("{not json")
+    with pytest.raises(ValueError, match="unreadable.*reinstall it"):
+        course.stored_results(folder)
 
 
 def _data(name: str):

@@ -6,8 +6,8 @@
   have every solution removed (:func:`solutions.strip_solutions`); ``make student`` then builds
   it into ``OUT/source/_build/html``;
 * ``OUT/notebooks``: each chapter without its solutions, as a MyST notebook (``.md``, opens in
-  JupyterLab with jupytext) and as an ``.ipynb``, to hand out, beside ``results/`` (the stored
-  full-scale results chapter 4 reads).
+  JupyterLab with jupytext) and as an ``.ipynb``, to hand out; each runs alone wherever the
+  package is installed (the stored full-scale results ship inside it).
 
 The exercises stay, with their labels; only the solution blocks go.
 """
@@ -52,8 +52,6 @@ def write_student_edition(out: Path) -> list[Path]:
         (notebooks / chapter.name).write_text(text, encoding="utf-8")
         jupytext.write(jupytext.reads(text, fmt="md:myst"), notebooks / f"{chapter.stem}.ipynb")
         written.append(chapter)
-    if (ROOT / "book" / "results").is_dir():  # stored full-scale results the chapters read
-        shutil.copytree(ROOT / "book" / "results", notebooks / "results")
     return written
 
 

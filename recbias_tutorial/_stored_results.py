@@ -1,0 +1,121 @@
+"""The stored full-scale results: package data, read and checked against their provenance.
+
+``make replicate`` writes ``recbias_tutorial/results/<paper>/`` (one CSV file per dataset and
+a ``provenance.json``). The folder ships inside the package (wheel and editable install
+alike), so a chapter notebook finds it wherever the package is installed: in this
+repository, on a JupyterHub, in Colab. :func:`read_stored_results` refuses a folder whose
+provenance does not hold (missing or unreadable files, data checksums that are not the
+registry's, a results file whose sha256 is not the one recorded when it was written), and
+its message says what to do in the reader's situation: in a checkout of the repository,
+restore the file or run ``make replicate``; in an installed package, reinstall it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from importlib import resources
+from pathlib import Path
+
+#: The package folder (inside ``recbias_tutorial``) that holds one sub-folder per paper.
+RESULTS_FOLDER = "results"
+
+
+def results_root() -> Path:
+    """The folder of the stored results inside the installed package."""
+    return Path(str(resources.files("recbias_tutorial").joinpath(RESULTS_FOLDER)))
+
+
+def stored_papers() -> list[str]:
+    """The papers whose results the installed package stores (sorted)."""
+    root = results_root()
+    return sorted(p.name for p in root.iterdir() if (p / "provenance.json").is_file()) \
+        if root.is_dir() else []
+
+
+def file_sha256(path: str | os.PathLike) -> str:
+    """The sha256 of a file's bytes, hex."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _checkout_root() -> Path | None:
+    """The repository root when the package is imported from a checkout (not an install)."""
+    root = Path(__file__).resolve().parents[1]
+    return root if (root / "scripts" / "replicate.py").is_file() else None
+
+
+def _advice(paper: str) -> str:
+    """What the reader can do about missing or damaged results, where they are."""
+    root = _checkout_root()
+    if root is not None:
+        return (f"restore the committed files (`git checkout -- recbias_tutorial/{RESULTS_FOLDER}"
+                f"/{paper}`) or recompute them (`make replicate` in {root})")
+    return ("this installation of recbias_tutorial is incomplete: reinstall it (`pip install "
+            "--force-reinstall recbias_tutorial`, or ask whoever set up your JupyterHub / "
+            "Colab session to do so); the stored results ship with the package")
+
+
+def _folder(results: str | os.PathLike) -> tuple[Path, str]:
+    """(folder, paper) for a paper name or an explicit folder."""
+    if isinstance(results, os.PathLike) or (isinstance(results, str) and
+                                            ("/" in results or os.sep in results)):
+        folder = Path(results)
+        return folder, folder.name
+    if not isinstance(results, str) or not results:
+        raise ValueError("results must be a paper's name (e.g. 'yang2018') or a folder, got "
+                         f"{results!r}")
+    papers = stored_papers()
+    if results not in papers:
+        known = ", ".join(papers) or "none"
+        if (results_root() / results).is_dir():  # the folder exists but lost its provenance
+            raise ValueError(f"the stored results of {results} have no provenance.json: "
+                             f"{_advice(results)}")
+        raise ValueError(f"results: no stored results for {results!r} (stored: {known})"
+                         + ("" if papers else f"; {_advice(results)}"))
+    return results_root() / results, results
+
+
+def read_stored_results(results: str | os.PathLike) -> tuple[dict, dict]:
+    """Read one paper's stored results and provenance, refusing what does not hold.
+
+    See :func:`recbias_tutorial.course.stored_results` (the public front).
+    """
+    import pandas as pd
+
+    from .data import _registry
+
+    folder, paper = _folder(results)
+    try:
+        provenance = json.loads((folder / "provenance.json").read_text())
+    except FileNotFoundError:
+        raise ValueError(f"folder {folder} has no provenance.json: {_advice(paper)}") from None
+    except (OSError, ValueError) as err:
+        raise ValueError(f"{folder}/provenance.json is unreadable ({err}): "
+                         f"{_advice(paper)}") from None
+    tables = {}
+    for name, record in provenance.get("datasets", {}).items():
+        expected = {f: h for f, h in _registry.SHA256.get(name, {}).items() if h}
+        if record.get("data_sha256") != expected:
+            raise ValueError(f"{folder}: the {name} results were computed on other data than "
+                             "the registry's (data_sha256 differs): run `make replicate` again")
+        path = folder / record.get("file", "")
+        if not path.is_file():
+            raise ValueError(f"{folder}: {path.name} is listed in provenance.json but missing: "
+                             f"{_advice(paper)}")
+        recorded = record.get("sha256")
+        if recorded is None:
+            raise ValueError(f"{folder}: provenance.json records no sha256 for {path.name}, so "
+                             "it cannot be checked: run `make replicate` again")
+        if file_sha256(path) != recorded:
+            raise ValueError(f"{folder}: {path.name} is not the file `make replicate` wrote "
+                             f"(its sha256 differs from provenance.json's): it was edited or "
+                             f"damaged; {_advice(paper)}")
+        tables[name] = pd.read_csv(path, keep_default_na=False, na_values={"value": [""]})
+    if not tables:
+        raise ValueError(f"{folder}/provenance.json lists no dataset: {_advice(paper)}")
+    return tables, provenance
