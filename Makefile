@@ -37,12 +37,14 @@ test: $(STAMP)
 homework: $(STAMP)
 	$(BIN)/python homework/otterhw.py build _build/homework
 
-## make grade SUBMISSIONS=<dir>: grade every notebook under <dir> offline (no Docker); writes
+## make grade SUBMISSIONS=<dir> [TIME_LIMIT=seconds] [JOBS=n]: grade every notebook under <dir>
+## offline (no Docker), JOBS at a time (default every core), each notebook's cells stopped after
+## TIME_LIMIT s in all (default 180; graded on what finished); writes
 ## _build/homework/grades/<dir name>/grades.csv and feedback/<student>__<set>.txt
 grade: $(STAMP)
 	@test -n "$(SUBMISSIONS)" || { echo "usage: make grade SUBMISSIONS=<folder of notebooks>"; exit 2; }
 	test -f _build/homework/autograder/hw01_missing_data.zip || $(BIN)/python homework/otterhw.py build _build/homework
-	$(BIN)/python homework/otterhw.py grade "$(SUBMISSIONS)" --homework _build/homework
+	$(BIN)/python homework/otterhw.py grade "$(SUBMISSIONS)" --homework _build/homework $(if $(TIME_LIMIT),--time-limit $(TIME_LIMIT),) $(if $(JOBS),--jobs $(JOBS),)
 
 ## make replicate: the replications at the authors' full scale (every core; resumable: run it
 ## again after an interruption), stored with provenance in recbias_tutorial/results/<paper>/

@@ -23,9 +23,13 @@ set. Before a notebook runs, each code cell is screened: a cell that reaches for
 files or internals (``open``/``os``/``subprocess``/``pickle``/``otter``/shell escapes/dunder
 attributes, strings naming ``tests/``...) is replaced by a ``raise`` and the question it
 belongs to (the next ``grader.check`` call after it) scores 0; such a cell outside every
-question scores 0 for the whole set. Written: ``grades.csv`` (student, set, question, points,
-possible, total; sorted, so that grading twice gives the same file) and
-``feedback/<student>__<set>.txt``. Hidden tests' code is never copied into the feedback.
+question scores 0 for the whole set (``screening.py``). Each notebook's cells may run
+``--time-limit`` seconds in all (default 180): the cell running then is interrupted and the
+notebook is graded on what finished; notebooks are graded ``--jobs`` at a time (default every
+core; ``grading_pool.py``). Written: ``grades.csv`` (student, set, question, points, possible,
+total, status: graded / timed out / not graded; sorted, so that grading twice gives the same
+file) and ``feedback/<student>__<set>.txt``; printed: a summary (graded, timed out, not
+graded, unreadable). Hidden tests' code is never copied into the feedback.
 The screen blocks the ordinary ways; grading untrusted code safely needs a sandbox
 (``otter grade`` with Docker).
 """
@@ -33,11 +37,11 @@ The screen blocks the ordinary ways; grading untrusted code safely needs a sandb
 from __future__ import annotations
 
 import argparse
-import ast
 import csv
 import hashlib
 import io
 import json
+import math
 import re
 import shutil
 import subprocess
@@ -48,6 +52,11 @@ from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 HOMEWORK = Path(__file__).resolve().parent
+sys.path.insert(0, str(HOMEWORK))  # its sibling grading_pool, however this file is loaded
+from grading_pool import (DEFAULT_TIME_LIMIT, TEST_ALLOWANCE, default_jobs,  # noqa: E402
+                          mark_cells, run_pool, time_limited)
+from screening import _INIT, question_of, screen_cell, screen_notebook  # noqa: E402,F401
+
 ROOT = HOMEWORK.parent
 DEFAULT_OUT = ROOT / "_build" / "homework"
 SET_GLOB = "hw[0-9][0-9]_*.md"
@@ -157,87 +166,6 @@ def build(out: Path = DEFAULT_OUT, sets: list[Path] | None = None) -> dict[str, 
     return built
 
 
-# ---------------------------------------------------------------------------------------- screen
-
-_BAD_MODULES = {"os", "sys", "subprocess", "shutil", "pathlib", "glob", "pickle", "dill",
-                "importlib", "builtins", "io", "ctypes", "inspect", "gc", "otter", "socket",
-                "zipfile", "tempfile", "runpy", "code", "multiprocessing", "signal", "marshal",
-                "fileinput", "IPython"}
-_BAD_CALLS = {"open", "exec", "eval", "compile", "__import__", "globals", "locals", "vars",
-              "getattr", "setattr", "delattr", "get_ipython", "breakpoint", "input"}
-_BAD_NAMES = {"Checker", "GradingResults", "Notebook", "__builtins__", "__loader__",
-              "__spec__", "otter"}
-_BAD_STRINGS = re.compile(r"tests?[/\\]|\.pkl|\.zip|autograder|otter|\.\.[/\\]|^/", re.I)
-
-
-def screen_cell(source: str) -> str | None:
-    """Why a code cell must not run (it reaches for the grader), or None."""
-    lines = source.splitlines()
-    if any(s.lstrip().startswith(("!", "%")) for s in lines):
-        return "shell escapes and magics are not allowed in answers"
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
-        return None  # it cannot run anyway: its question fails on its own
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import | ast.ImportFrom):
-            mods = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
-            for m in mods:
-                if m.split(".")[0] in _BAD_MODULES:
-                    return f"imports {m}"
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
-                and node.func.id in _BAD_CALLS:
-            return f"calls {node.func.id}()"
-        elif isinstance(node, ast.Name) and node.id in _BAD_NAMES:
-            return f"uses {node.id}"
-        elif isinstance(node, ast.Name) and node.id == "grader" and not isinstance(node.ctx, ast.Load):
-            return "rebinds grader"
-        elif isinstance(node, ast.Attribute):
-            if node.attr.startswith("__") or node.attr in {"open", "write_text", "write_bytes",
-                                                           "read_text", "read_bytes", "unlink",
-                                                           "system", "popen"}:
-                return f"uses .{node.attr}"
-            if isinstance(node.value, ast.Name) and node.value.id == "grader" \
-                    and node.attr not in {"check", "check_all"}:
-                return f"uses grader.{node.attr}"
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str) \
-                and _BAD_STRINGS.search(node.value):
-            return f"names a grading path ({node.value[:40]!r})"
-    return None
-
-
-_CHECK = re.compile(r"""grader\.check\(\s*["'](\w+)["']\s*\)""")
-_INIT = re.compile(r"""otter\.Notebook\(\s*["']([\w.-]+)\.ipynb["']""")
-
-
-def screen_notebook(nb: dict) -> tuple[dict, dict[str, str], list[str]]:
-    """Neutralise cells that reach for the grader.
-
-    Returns the cleaned notebook, ``{question: reason}`` for questions that score 0, and the
-    reasons found outside every question (the whole set scores 0)."""
-    cells = nb["cells"]
-    pending: list[tuple[int, str]] = []  # (cell index, reason) waiting for their question
-    zero: dict[str, str] = {}
-    for idx, cell in enumerate(cells):
-        if cell.get("cell_type") != "code":
-            continue
-        src = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
-        if idx < 3 and _INIT.search(src) and "grader = otter.Notebook" in src:
-            continue  # otter's own init cell
-        check = _CHECK.fullmatch(src.strip())
-        if check:
-            for _, reason in pending:
-                zero.setdefault(check.group(1), reason)
-            pending = []
-            continue
-        reason = screen_cell(src)
-        if reason:
-            cell["source"] = (f"raise RuntimeError('cell removed by the grader: {reason}')")
-            cell["outputs"] = []
-            pending.append((idx, reason))
-    return nb, zero, [r for _, r in pending]
-
-
 # ---------------------------------------------------------------------------------------- grade
 
 
@@ -265,19 +193,22 @@ def _questions(zip_path: Path) -> list[str]:
     return sorted(names, key=lambda q: (len(q), q))
 
 
-def grade_one(path: Path, zip_path: Path) -> tuple[dict, list[str]]:
-    """Grade one notebook: {question: (points, possible, note)} and general notes."""
+def grade_one(path: Path, zip_path: Path, time_limit: float = DEFAULT_TIME_LIMIT
+              ) -> tuple[dict, list[str], str]:
+    """Grade one notebook: {question: (points, possible, note)}, general notes, and the status
+    ("graded", or "timed out" when cells were stopped at ``time_limit`` seconds)."""
     from otter.api import grade_submission
 
     nb = json.loads(Path(path).read_text())
     nb, zero, outside = screen_notebook(nb)
+    mark_cells(nb)
     questions = _questions(zip_path)
     notes = []
     with tempfile.TemporaryDirectory(prefix="grade-") as tmp:
         sub = Path(tmp) / Path(path).name
         sub.write_text(json.dumps(nb))
         sink = io.StringIO()
-        with redirect_stdout(sink), redirect_stderr(sink):
+        with redirect_stdout(sink), redirect_stderr(sink), time_limited(time_limit) as clock:
             try:
                 res = grade_submission(str(sub), str(zip_path), quiet=True)
                 err = None
@@ -285,6 +216,12 @@ def grade_one(path: Path, zip_path: Path) -> tuple[dict, list[str]]:
                 res, err = None, exc
     if err is not None:
         notes.append(f"the notebook could not be graded: {type(err).__name__}: {err}")
+    if clock.stopped:
+        where = ", ".join(f"cell {i + 1}" + (f" (question {q})" if (q := question_of(nb, i))
+                                               else "") for i in clock.stopped)
+        notes.append(f"time limit: the notebook's cells may run {_num(time_limit)} s in all; "
+                     f"{where} was stopped there (KeyboardInterrupt) and the answers are graded "
+                     "on what finished")
     if outside:
         notes.append("a cell outside the questions reached for the grader "
                      f"({outside[0]}): every question scores 0")
@@ -315,7 +252,12 @@ def grade_one(path: Path, zip_path: Path) -> tuple[dict, list[str]]:
             else:
                 note = "the answer has the right form but is not correct (hidden check)"
         out[q] = (score, possible, note)
-    return out, notes
+    return out, notes, ("timed out" if clock.stopped else "graded")
+
+
+def _not_graded(zip_path: Path, why: str) -> tuple[dict, list[str], str]:
+    return ({q: (0.0, _possible(zip_path, q), "not graded") for q in _questions(zip_path)},
+            [why], "not graded")
 
 
 def _possible(zip_path: Path, q: str) -> float:
@@ -326,9 +268,19 @@ def _possible(zip_path: Path, q: str) -> float:
     return float(sum(val) if isinstance(val, list) else val)
 
 
-def grade(submissions: Path, out: Path, homework: Path = DEFAULT_OUT) -> Path:
-    """Grade every notebook under ``submissions``; write ``grades.csv`` and feedback files."""
+def grade(submissions: Path, out: Path, homework: Path = DEFAULT_OUT, *,
+          time_limit: float = DEFAULT_TIME_LIMIT, n_jobs: int | None = None) -> Path:
+    """Grade every notebook under ``submissions``; write ``grades.csv`` and feedback files.
+
+    Each notebook's cells may run ``time_limit`` seconds in all (then it is graded on what
+    finished); ``n_jobs`` notebooks are graded at a time (default: every core). Prints a
+    summary: graded, timed out, not graded, unreadable."""
     submissions, out, homework = Path(submissions), Path(out), Path(homework)
+    if not (isinstance(time_limit, (int, float)) and math.isfinite(time_limit) and time_limit > 0):
+        raise ValueError(f"time_limit must be a positive number of seconds, got {time_limit!r}")
+    n_jobs = default_jobs() if n_jobs is None else n_jobs
+    if not (isinstance(n_jobs, int) and n_jobs >= 1):
+        raise ValueError(f"n_jobs must be a positive integer, got {n_jobs!r}")
     zips = {p.stem: p for p in sorted((homework / "autograder").glob("*.zip"))}
     if not zips:
         raise SystemExit(f"no autograder in {homework / 'autograder'}: run `make homework` first")
@@ -339,36 +291,62 @@ def grade(submissions: Path, out: Path, homework: Path = DEFAULT_OUT) -> Path:
     rows, feedback_dir = [], out / "feedback"
     shutil.rmtree(feedback_dir, ignore_errors=True)
     feedback_dir.mkdir(parents=True)
+    tasks, who, unreadable = [], {}, []
     for path in notebooks:
         try:
             nb = json.loads(path.read_text())
+            if not isinstance(nb, dict) or not isinstance(nb.get("cells"), list):
+                raise ValueError("no list of cells")
         except (OSError, ValueError) as exc:
-            print(f"skipped {path}: not a notebook ({exc})", file=sys.stderr)
+            unreadable.append(f"{path}: not a notebook ({exc})")
             continue
         set_name = set_of(nb, path, list(zips))
-        student = student_of(path, set_name)
         if set_name is None:
-            print(f"skipped {path}: no problem set recognised", file=sys.stderr)
+            unreadable.append(f"{path}: no problem set recognised")
             continue
-        results, notes = grade_one(path, zips[set_name])
+        who[path] = (student_of(path, set_name), set_name)
+        tasks.append((path, (path, zips[set_name], time_limit)))
+    hard = time_limit + 2 * TEST_ALLOWANCE + 60  # only a notebook deaf to interrupts gets here
+    done = run_pool(tasks, grade_one, n_jobs=n_jobs, hard_limit=hard)
+    counts = {"graded": 0, "timed out": 0, "not graded": 0}
+    for path, _ in tasks:
+        student, set_name = who[path]
+        status, value = done[path]
+        if status == "ok":
+            results, notes, state = value
+        elif status == "killed":
+            results, notes, state = _not_graded(zips[set_name], (
+                f"stopped after {value} s: the notebook did not stop at its time limit of "
+                f"{_num(time_limit)} s when interrupted, so nothing could be graded"))
+        else:
+            results, notes, state = _not_graded(zips[set_name],
+                                                f"the notebook could not be graded: {value}")
+        counts[state] += 1
         total = sum(p for p, _, _ in results.values())
         possible = sum(p for _, p, _ in results.values())
         for q, (points, poss, _) in results.items():
             rows.append({"student": student, "set": set_name, "question": q,
-                         "points": _num(points), "possible": _num(poss), "total": _num(total)})
-        lines = [f"{set_name} - {student}: {_num(total)} / {_num(possible)}", ""]
+                         "points": _num(points), "possible": _num(poss), "total": _num(total),
+                         "status": state})
+        lines = [f"{set_name} - {student}: {_num(total)} / {_num(possible)} ({state})", ""]
         lines += [f"{q}: {_num(p)} / {_num(poss)}  {note}" for q, (p, poss, note) in results.items()]
         lines += [""] + notes if notes else []
         (feedback_dir / f"{student}__{set_name}.txt").write_text("\n".join(lines) + "\n")
-        print(f"{path}: {set_name} {student} {_num(total)}/{_num(possible)}")
+        print(f"{path}: {set_name} {student} {_num(total)}/{_num(possible)} ({state})")
     rows.sort(key=lambda r: (r["student"], r["set"], len(r["question"]), r["question"]))
     csv_path = out / "grades.csv"
     with csv_path.open("w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=["student", "set", "question", "points", "possible",
-                                          "total"])
+                                          "total", "status"])
         w.writeheader()
         w.writerows(rows)
+    for line in unreadable:
+        print(f"skipped {line}", file=sys.stderr)
     print(f"wrote {csv_path} ({len(rows)} rows) and {feedback_dir}/")
+    print(f"summary: {len(notebooks)} notebooks: {counts['graded']} graded, "
+          f"{counts['timed out']} timed out (graded on what finished), {counts['not graded']} "
+          f"not graded, {len(unreadable)} unreadable; time limit {_num(time_limit)} s, "
+          f"{n_jobs} at a time")
     return csv_path
 
 
@@ -389,12 +367,17 @@ def main(argv: list[str] | None = None) -> None:
     g.add_argument("submissions")
     g.add_argument("--out", default=None, help="default: _build/homework/grades/<folder name>")
     g.add_argument("--homework", default=str(DEFAULT_OUT), help="what `build` wrote")
+    g.add_argument("--time-limit", type=float, default=DEFAULT_TIME_LIMIT,
+                   help="seconds a notebook's cells may run in all; then it is graded on what "
+                        f"finished (default {DEFAULT_TIME_LIMIT})")
+    g.add_argument("--jobs", type=int, default=None, help="notebooks at a time (default: every core)")
     args = parser.parse_args(argv)
     if args.cmd == "build":
         build(Path(args.out))
     else:
         out = args.out or str(Path(args.homework) / "grades" / Path(args.submissions).resolve().name)
-        grade(Path(args.submissions), Path(out), Path(args.homework))
+        grade(Path(args.submissions), Path(out), Path(args.homework),
+              time_limit=args.time_limit, n_jobs=args.jobs)
 
 
 if __name__ == "__main__":

@@ -215,3 +215,71 @@ def test_grading_twice_gives_the_same_csv(built, graded, tmp_path):
     first = otterhw.grade(sub, tmp_path / "a", out).read_bytes()
     second = otterhw.grade(sub, tmp_path / "b", out).read_bytes()
     assert first == second
+
+
+def test_a_class_with_a_never_ending_submission_and_a_corrupt_file(built, tmp_path, capsys):
+    """A cell that never ends costs its own question (the notebook is stopped at its time
+    limit and graded on what finished); a corrupt file is reported, not graded; the normal
+    notebooks are graded as alone, two at a time; the CSV, the feedback and the summary say so."""
+    out, sets = built
+    name = SETS[0]
+    ref = json.loads(sets[name]["solution"].read_text())
+    endless = json.loads(sets[name]["solution"].read_text())
+    _edit(endless, 'kl_mnar_mar = rb.kl_divergence(', 'while True:\n    pass\n'
+          'kl_mnar_mar = rb.kl_divergence(')  # q2's answer is never reached
+    sub = tmp_path / "subs"
+    for student in ("ann", "ben"):
+        _write(ref, sub / f"{student}_{name}.ipynb")
+    _write(endless, sub / f"loop_{name}.ipynb")
+    (sub / f"corrupt_{name}.ipynb").write_text('{"cells": [ not json')
+    csv_path = otterhw.grade(sub, tmp_path / "grades", out, time_limit=20, n_jobs=2)
+    rows = list(csv.DictReader(open(csv_path)))
+    full = _by(rows, "ann", name)
+    assert full == _by(rows, "ben", name) and all(p == poss > 0 for p, poss in full.values())
+    looped = _by(rows, "loop", name)
+    assert looped == {q: (0.0 if q == "q2" else poss, poss) for q, (_, poss) in full.items()}
+    status = {r["student"]: r["status"] for r in rows}
+    assert status == {"ann": "graded", "ben": "graded", "loop": "timed out"}
+    feedback = (tmp_path / "grades" / "feedback" / f"loop__{name}.txt").read_text()
+    assert "(timed out)" in feedback and "question q2) was stopped" in feedback
+    printed = capsys.readouterr()
+    assert "corrupt" in printed.err and "not a notebook" in printed.err
+    assert ("4 notebooks: 2 graded, 1 timed out (graded on what finished), 0 not graded, "
+            "1 unreadable") in printed.out
+
+
+def _sleep_with_a_child(seconds):
+    import subprocess
+    import sys
+
+    if not seconds:
+        return seconds
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"],
+                             start_new_session=True)  # as a Jupyter kernel is started
+    Path(os.environ["CHILD_PID_FILE"]).write_text(str(child.pid))
+    import time
+
+    time.sleep(seconds)
+    return seconds
+
+
+def test_the_pool_kills_a_worker_deaf_to_its_limit_with_its_kernel(tmp_path, monkeypatch):
+    import psutil
+
+    pool = importlib.import_module("grading_pool")
+    monkeypatch.setenv("CHILD_PID_FILE", str(tmp_path / "pid"))
+    done = pool.run_pool([("slow", (600,)), ("quick", (0,))], _sleep_with_a_child, n_jobs=2,
+                         hard_limit=5)
+    assert done["quick"] == ("ok", 0)
+    assert done["slow"][0] == "killed" and done["slow"][1] >= 5
+    pid = int((tmp_path / "pid").read_text())
+    assert not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+
+
+def test_grade_refuses_a_bad_time_limit_or_job_count(built, tmp_path):
+    out, _ = built
+    for bad in (0, -1, float("nan"), "60"):
+        with pytest.raises(ValueError, match="time_limit must be"):
+            otterhw.grade(tmp_path, tmp_path / "g", out, time_limit=bad)
+    with pytest.raises(ValueError, match="n_jobs must be"):
+        otterhw.grade(tmp_path, tmp_path / "g", out, n_jobs=0)
