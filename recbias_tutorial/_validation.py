@@ -133,6 +133,16 @@ def check_frame(frame: Any, name: str, columns: Iterable[str]) -> pd.DataFrame:
     return frame
 
 
+def check_unique_rows(frame: pd.DataFrame, name: str, keys: list[str]) -> pd.DataFrame:
+    """A tidy frame with one row per combination of ``keys`` (it is about to be pivoted)."""
+    dup = frame.duplicated(keys, keep=False)
+    if dup.any():
+        first = tuple(frame.loc[dup, keys].iloc[0])
+        raise ValueError(f"{name} has {int(dup.sum())} rows that repeat a ({', '.join(keys)}) "
+                         f"combination, e.g. {first}: one value each is expected")
+    return frame
+
+
 def check_mapping(value: Any, name: str, what: str) -> Mapping:
     """A non-empty mapping (``what`` describes its values for the message)."""
     if not isinstance(value, Mapping) or not value:
@@ -198,12 +208,25 @@ def check_feedback(frame: Any, name: str, n_users: int = _MAX_ID, n_items: int =
             raise ValueError(f"{name}.{col} has id {ids.max()}: ids must be contiguous 0..n-1 "
                              f"(below {MAX_IMPLICIT_ID:,}); re-index them")
     if require_rating:
-        ratings = frame["rating"].to_numpy(dtype=float)
+        try:
+            ratings = frame["rating"].to_numpy(dtype=float)
+        except (TypeError, ValueError):
+            example = next((v for v in frame["rating"] if not _is_number(v)), None)
+            raise ValueError(f"{name}.rating must hold numbers, got {example!r:.40} (dtype "
+                             f"{frame['rating'].dtype})") from None
         if not np.isfinite(ratings).all():
             raise ValueError(f"{name}.rating has NaN or infinite values")
     if unique and len(frame) and has_duplicate_pairs(users, items):
         raise ValueError(f"{name} has duplicate (user, item) pairs")
     return frame
+
+
+def _is_number(value: Any) -> bool:
+    try:
+        float(value)
+    except (TypeError, ValueError):
+        return False
+    return True
 
 
 def has_duplicate_pairs(users: np.ndarray, items: np.ndarray) -> bool:

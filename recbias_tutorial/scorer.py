@@ -70,7 +70,7 @@ class Scorer:
     def __call__(self, users: np.ndarray) -> np.ndarray:
         """The validated float64 scores of ``users`` (a fresh array the caller may modify)."""
         users = np.asarray(users, dtype=np.int64)
-        raw = np.asarray(self.fn(users))
+        raw = _as_array(self.fn(users), "scorer fn's scores")
         # complex scores have no order and booleans only ties: casting either to float would
         # rank silently by the real part or by 0/1
         if raw.dtype == bool or not (np.issubdtype(raw.dtype, np.integer)
@@ -141,6 +141,15 @@ class Scorer:
         return cls(fn, n_users=len(U), n_items=len(V))
 
 
+def _as_array(value: Any, name: str) -> np.ndarray:
+    """``np.asarray``, with numpy's complaint about ragged nested lists put in the user's terms."""
+    try:
+        return np.asarray(value)
+    except ValueError:  # rows of different lengths (numpy refuses ragged nested sequences)
+        raise ValueError(f"{name} must be a 2-D array (users x items), got a ragged nested "
+                         "sequence: its rows have different lengths") from None
+
+
 def _finite(a: Any, name: str, ndim: int, length: int | None = None) -> np.ndarray:
     arr = np.asarray(a, dtype=np.float64)
     if arr.ndim != ndim or arr.size == 0:
@@ -157,7 +166,7 @@ def check_scores(scores: Any) -> Any:
     as they are read); the boundary check of every function that takes scores."""
     if isinstance(scores, Scorer):
         return scores
-    arr = np.asarray(scores)
+    arr = _as_array(scores, "scores")
     if arr.ndim != 2:
         raise ValueError(f"scores must be a 2-D array (users x items), got shape {arr.shape}")
     if arr.shape[0] == 0 or arr.shape[1] == 0:

@@ -314,6 +314,11 @@ def steiger_test(r_xy: Any, r_xz: Any, r_yz: Any, n: Any) -> tuple[Any, Any]:
         raise ValueError(f"n must be a finite whole number of observations, got {n!r}")
     if not np.all(n_arr > 3):
         raise ValueError(f"n must be > 3 (the t statistic has n - 3 degrees of freedom), got {n!r}")
+    try:
+        a, b, c, n_arr = np.broadcast_arrays(a, b, c, n_arr)
+    except ValueError:
+        raise ValueError("r_xy, r_xz, r_yz and n must broadcast to one shape, got shapes "
+                         f"{a.shape}, {b.shape}, {c.shape} and {n_arr.shape}") from None
     det = 1 - a**2 - b**2 - c**2 + 2 * a * b * c
     if np.any(det < -1e-12):
         raise ValueError("r_xy, r_xz, r_yz do not form a positive semi-definite correlation "

@@ -222,11 +222,39 @@ E = T.head(0)
 SC = rb.Scorer(lambda u: S[u], n_users=3, n_items=12)
 
 
+_AGREE = pd.DataFrame({"model": list("abcabc"), "metric": "recall",
+                       "estimator": ["MAR truth"] * 3 + ["AOA"] * 3,
+                       "value": [0.1, 0.2, 0.3, 0.2, 0.3, 0.4]})
+_PER_USER_Y = pd.DataFrame({"model": "m", "metric": "recall",
+                            "estimator": ["MAR truth"] * 2 + ["AOA"] * 2,
+                            "user": [0, 1, 0, 1], "value": [1.0, 0.0, 0.5, 0.5]})
+
+
 def _scorer(fn):
     return rb.Scorer(fn, n_users=3, n_items=12)
 
 
 MORE_CASES = [
+    # --- inputs numpy or pandas used to refuse in their own words
+    ("scores ragged lists", lambda: rb.aoa([[0.1, 0.2, 0.3], [0.1, 0.2], [0.3, 0.1, 0.2]],
+                                           T.assign(item=T["item"] % 3)), "scores"),
+    ("scorer ragged lists", lambda: rb.aoa(rb.Scorer(
+        lambda u: [[0.1, 0.2, 0.3], [0.1, 0.2], [0.3, 0.1, 0.2]][: len(u)], n_users=3,
+        n_items=3), T.assign(item=T["item"] % 3), k=2), "scorer fn's scores"),
+    ("test rating text", lambda: rb.aoa(S, T.assign(rating=["a", "b", "c", "d"])), "test.rating"),
+    ("test rating mixed", lambda: rb.aoa(S, T.assign(rating=[5.0, "4", None, "x"])),
+     "test.rating"),
+    ("steiger shapes", lambda: rb.steiger_test([0.5, 0.6], [0.4, 0.3, 0.2], 0.1, 10), "r_xz"),
+    ("steiger n shape", lambda: rb.steiger_test([0.3, 0.4], [0.4, 0.5], [0.5, 0.5],
+                                                [100, 100, 100]), "n"),
+    ("paired_bootstrap baseline only", lambda: wang2025.paired_bootstrap(
+        SCHEMES[["b"]], baseline="b", seed=0), "per_user"),
+    ("agreement_table duplicated row", lambda: yang2018.agreement_table(
+        pd.concat([_AGREE, _AGREE.head(1)])), "results"),
+    ("agreement_table one model", lambda: yang2018.agreement_table(
+        _AGREE[_AGREE["model"] == "a"]), "results"),
+    ("per_model_mae duplicated row", lambda: yang2018.per_model_mae(
+        pd.concat([_PER_USER_Y, _PER_USER_Y.head(1)])), "per_user"),
     # --- the Dask path checks what the in-memory estimators check
     ("dask client string", lambda: distributed.estimate(S, T, client="tcp://x:8786"), "client"),
     ("dask client None", lambda: distributed.estimate(S, T, client=None), "client"),

@@ -261,6 +261,9 @@ def paired_bootstrap(per_user: pd.DataFrame, *, baseline: str, seed: int | np.ra
     """
     models = _models_of(per_user)
     check_choice(baseline, "baseline", models)  # one of the models
+    if len(models) < 2:
+        raise ValueError(f"per_user must hold a model besides the baseline {baseline!r} to "
+                         f"compare with it, got only {list(models)}")
     base = per_user[baseline]
     diffs = pd.concat({m: per_user[m] - base for m in models if m != baseline}, axis=1)
     ci = user_bootstrap(diffs, seed=seed, confidence=confidence)

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 import numpy as np
 import pandas as pd
 
-from .._validation import check_frame, check_real
+from .._validation import check_frame, check_real, check_unique_rows
 from ..stats import kendall_tau, user_bootstrap
 
 # snips_protocols: for the example of estimate_models (a doctest runs in this module's names)
@@ -186,6 +186,11 @@ def agreement_table(results: pd.DataFrame, *, truth: str = "MAR truth",
     check_frame(results, "results", ["model", "metric", "estimator", "value"])
     if not (results["estimator"] == truth).any():
         raise ValueError(f"results has no rows for the truth estimator {truth!r}")
+    check_unique_rows(results, "results", ["model", "metric", "estimator"])
+    n_models = results.groupby("metric", sort=False)["model"].nunique()
+    if (n_models < 2).any():
+        raise ValueError(f"results must hold at least 2 models per metric to rank them, got "
+                         f"{int(n_models.min())} for metric {n_models.idxmin()!r}")
     names = dict(metric_names or {})
     order = [e for e in dict.fromkeys(results["estimator"]) if e != truth]
     rows = []

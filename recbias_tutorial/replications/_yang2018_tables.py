@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._validation import check_frame, check_int
+from .._validation import check_frame, check_int, check_unique_rows
 from ..data import FeedbackData
 from ._yang2018_protocol import GAMMAS, split_user_table
 
@@ -60,6 +60,7 @@ def per_model_mae(per_user: pd.DataFrame, *, truth: str = "MAR truth") -> pd.Dat
     {('recall', 'm'): {'AOA': 0.5, 'users': 2}}
     """
     check_frame(per_user, "per_user", ["model", "metric", "estimator", "user", "value"])
+    check_unique_rows(per_user, "per_user", ["model", "metric", "estimator", "user"])
     if not (per_user["estimator"] == truth).any():
         raise ValueError(f"per_user has no rows for the truth estimator {truth!r}")
     order = [e for e in dict.fromkeys(per_user["estimator"]) if e != truth]
