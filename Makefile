@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 JB     := $(BIN)/jupyter-book build . -W -n --keep-going
 
-.PHONY: book student test pytest site-test lab bench clean clean-cache homework grade replicate
+.PHONY: book student notebooks test pytest site-test lab bench clean clean-cache homework grade replicate
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -23,6 +23,12 @@ student: $(STAMP)
 	$(BIN)/python book/_ext/student_edition.py _build/student
 	$(BIN)/jupyter-book build _build/student/source -W -n --keep-going
 	RECBIAS_REQUIRE_STUDENT=1 $(BIN)/python -m pytest -q tests/test_student_edition.py
+
+## make notebooks: the chapter notebooks the site's launch buttons open (student edition .ipynb,
+## an install cell first, requirements.txt for Binder) in _build/student/notebooks: push that
+## folder to the repository's notebooks branch (README: "Teaching with the notebooks")
+notebooks: $(STAMP)
+	$(BIN)/python book/_ext/student_edition.py _build/student
 
 ## make test: unit, statistical and doc tests, then the book build, then checks on the built site
 ## (static checks, and every chapter page in headless Chromium: console, charts, maths, solutions),

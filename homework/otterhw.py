@@ -6,8 +6,9 @@
 **build**: each ``homework/hwNN_*.md`` (a jupytext MyST notebook in otter's assign format) is
 converted to ``.ipynb`` and passed to ``otter assign``. Written under OUT:
 
-* ``student/<set>/<set>.ipynb`` and ``student/<set>/tests/`` -- to hand out: no solution,
-  no hidden test; ``grader.check("q1")`` runs the public checks of a question;
+* ``student/<set>/<set>.ipynb`` -- to hand out: no solution, no hidden test; its public checks
+  ride in its metadata (``tests: files: false``), so the notebook runs alone in any folder
+  where the package is installed; ``grader.check("q1")`` runs the public checks of a question;
 * ``autograder/<set>.zip`` -- otter's autograder (all tests, public and hidden);
 * ``solutions/<set>.ipynb`` -- the instructor's notebook with the solutions.
 
@@ -125,11 +126,20 @@ def leaks(student_dir: Path, source: Path) -> list[str]:
     # compare on the notebook's JSON-decoded cell sources and the raw test files
     plain = text
     for nb in student_dir.glob("*.ipynb"):
-        cells = json.loads(nb.read_text())["cells"]
-        plain += "\n" + "\n".join("".join(c["source"]) for c in cells)
+        notebook = json.loads(nb.read_text())
+        plain += "\n" + "\n".join("".join(c["source"]) for c in notebook["cells"])
+        plain += "\n" + "\n".join(_strings(notebook.get("metadata", {})))  # the public checks
     found = [f"solution: {s}" for s in sorted(solution_lines(source)) if s in plain]
     found += [f"hidden test: {s}" for s in sorted(hidden_test_lines(source)) if s in plain]
     return found
+
+
+def _strings(value) -> list[str]:
+    """Every string inside nested dicts and lists (a notebook's metadata)."""
+    if isinstance(value, str):
+        return [value]
+    items = value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
+    return [s for item in items for s in _strings(item)]
 
 
 def build(out: Path = DEFAULT_OUT, sets: list[Path] | None = None) -> dict[str, dict]:

@@ -19,6 +19,7 @@ evaluates it in the kernel, where the published names are variables.
 from __future__ import annotations
 
 import html
+import importlib.util
 import numbers
 import os
 import warnings
@@ -83,7 +84,7 @@ def setup() -> str:
     for name, renderer in ((RENDERER, offline_renderer), (LAB_RENDERER, lab_renderer)):
         if name not in alt.renderers.names():
             alt.renderers.register(name, renderer)
-    name = RENDERER if os.environ.get("RECBIAS_CHARTS") == "offline" else LAB_RENDERER
+    name = RENDERER if _building_site() else LAB_RENDERER
     alt.renderers.enable(name)
     return name
 
@@ -178,10 +179,18 @@ def glue(name: str, value: Any, display: bool = False) -> None:
     value = _plain(value)
     shell = _kernel()
     if shell is not None:
-        from myst_nb import glue as myst_glue
+        if _building_site() or importlib.util.find_spec("myst_nb") is not None:
+            from myst_nb import glue as myst_glue  # the site's {eval} reads the glued value
 
-        myst_glue(name, value, display=False)
+            myst_glue(name, value, display=False)
+        # else: a notebook where only the package is installed (a hub, Colab): the kernel
+        # variable below is what JupyterLab's {eval} reads
         shell.user_ns[name] = value
+
+
+def _building_site() -> bool:
+    """True in the book build's kernels (``RECBIAS_CHARTS=offline``), which must glue."""
+    return os.environ.get("RECBIAS_CHARTS") == "offline"
 
 
 @declare(digits=Interval(int, 0))

@@ -105,3 +105,19 @@ def test_theorems_and_definitions_are_directives():
     assert "theorem" in kinds["ch05_ure.html"]
     for page in PAGES:
         assert "**Theorem" not in page.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("page", PAGES, ids=[p.stem for p in PAGES])
+def test_every_chapter_has_launch_buttons_to_its_notebook(page):
+    """Colab and Binder open the chapter's .ipynb on the repository's notebooks branch."""
+    links = {a.get_text(strip=True): a["href"] for a in soup(page).select(
+        ".dropdown-launch-buttons a, [class*='launch'] a") if a.get("href")}
+    notebook = f"{page.stem}.ipynb"
+    assert links.get("Colab", "").endswith(f"/blob/notebooks/{notebook}"), links
+    assert links["Colab"].startswith("https://colab.research.google.com/github/")
+    assert links.get("Binder", "").startswith("https://mybinder.org/v2/gh/"), links
+    assert notebook in links["Binder"]
+
+
+def test_pages_that_are_not_notebooks_have_no_launch_buttons():
+    assert not soup(SITE / "book" / "api.html").select(".dropdown-launch-buttons")
