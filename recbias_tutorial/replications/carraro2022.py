@@ -48,7 +48,7 @@ from ._carraro2022_extensions import (best_sizes, difference_from_truth, kendall
                                       mean_difference, wilcoxon_vs_truth)
 from ._carraro2022_data import (PAPER_TABLE2_KL, kl_by_seed, posterior_check, table2_kl,
                                 weight_noise)
-from ._carraro2022_models import PAPER_GRID, paper_grid, paper_models
+from ._carraro2022_models import PAPER_GRID, RECOMMENDER_KINDS, paper_grid, paper_models
 from ._carraro2022_protocol import (METRICS, SIZES, TEST_SET_NAMES, ProtocolSplit,
                                     draw_test_sets, split_feedback, tune)
 from ._carraro2022_repetitions import Repetition, run_protocol, run_repetition
@@ -63,6 +63,7 @@ __all__ = [
     "PAPER_GRID",
     "PAPER_TABLE2_KL",
     "PAPER_TABLE5",
+    "RECOMMENDER_KINDS",
     "TEST_SET_NAMES",
     "closest_test_sets",
     "draw_test_sets",
