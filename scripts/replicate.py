@@ -229,28 +229,13 @@ def run_carraro(datasets: list[str], n_jobs: int, out: Path, *,
                 item_powers=CARRARO["item_powers"],
                 recommenders=CARRARO["recommenders"]) -> None:
     """Every requested configuration (kind of recommenders x WTD item exponent) of each
-    dataset; the rows of configurations not requested are kept from the stored file."""
-    provenance = _provenance(out, "carraro2022", n_jobs,
-                             protocol={"seeds": list(CARRARO["seeds"]),
-                                       "item_powers": list(CARRARO["item_powers"]),
-                                       "recommenders": list(CARRARO["recommenders"]),
-                                       "grid": carraro2022.PAPER_GRID,
-                                       "users": "every user with MAR ratings (§4.1)",
-                                       "mar_pairs_in_log": "dropped (the course's rule)"},
-                             models=old_models(out))
+    dataset; the stored rows of the other configurations are kept (see _store_carraro)."""
     for name in datasets:
         data = carraro_data(rb.load(name))
-        record = provenance["datasets"].get(name, {})
-        configs = record.get("configurations", {})
-        path = out / f"{name}.csv"
-        old = pd.read_csv(path) if path.exists() and configs else None
-        models = provenance["models"].setdefault(name, {})
-        models.pop("chosen", None), models.pop("tuning_recall_at_10", None)  # older layout
-        parts = [] if old is None else [old]
         for kind in recommenders:
             start = time.perf_counter()  # the first exponent's wall time includes the tuning
             chosen, tuning = carraro_chosen(data, n_jobs, kind)
-            models[kind] = {
+            models = {
                 "chosen": {m: {"setting": tuning.query("model == @m and best")["setting"].iloc[0],
                                **describe(f())} for m, f in chosen.items()},
                 "tuning_recall_at_10": {m: dict(zip(g["setting"], g["recall"]))
@@ -264,24 +249,50 @@ def run_carraro(datasets: list[str], n_jobs: int, out: Path, *,
                 rows = pd.concat([p[0] for p in done], ignore_index=True)
                 rows.insert(0, "item_power", float(power))
                 rows.insert(0, "recommenders", kind)
-                parts = [p[~((p["recommenders"] == kind) & (p["item_power"] == float(power)))]
-                         for p in parts] + [rows]
-                configs[f"{kind}, item_power={power:g}"] = {
-                    "git_commit": START_COMMIT, "git_dirty": START_DIRTY,
-                    "wall_seconds": round(time.perf_counter() - start, 1),
-                    "read_from_cache": all(p[1] for p in done),
-                    "unit_seconds": {str(s): round(p[2], 1)
-                                     for s, p in zip(CARRARO["seeds"], done)}}
+                config = {"git_commit": START_COMMIT, "git_dirty": START_DIRTY,
+                          "wall_seconds": round(time.perf_counter() - start, 1),
+                          "read_from_cache": all(p[1] for p in done),
+                          "unit_seconds": {str(s): round(p[2], 1)
+                                           for s, p in zip(CARRARO["seeds"], done)}}
                 print(f"{name} {kind} item_power={power:g}: {rows['model'].nunique()} models, "
                       f"{len(rows)} rows, {time.perf_counter() - start:.0f} s")
+                _store_carraro(out, n_jobs, data, name, rows, kind, float(power), config, models)
                 start = time.perf_counter()
-                table = pd.concat(parts, ignore_index=True).sort_values(
-                    CARRARO_CONFIG, ascending=[True, False], kind="stable")
-                table.to_csv(path, index=False, float_format="%.17g")
-                provenance["datasets"][name] = _dataset_record(
-                    name, table, sum(c["wall_seconds"] for c in configs.values()),
-                    configurations=configs, users=data.n_users, items=data.n_items)
-                _write(out, provenance)
+
+
+def _store_carraro(out: Path, n_jobs: int, data, name: str, rows: pd.DataFrame, kind: str,
+                   power: float, config: dict, models: dict) -> None:
+    """Merge one configuration's rows into ``<name>.csv`` and its record into the
+    provenance, both read again under a lock: runs of other configurations may store at the
+    same time (each configuration keeps the commit it was run at)."""
+    import fcntl
+
+    out.mkdir(parents=True, exist_ok=True)
+    with open(out / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        provenance = _provenance(out, "carraro2022", n_jobs,
+                                 protocol={"seeds": list(CARRARO["seeds"]),
+                                           "item_powers": list(CARRARO["item_powers"]),
+                                           "recommenders": list(CARRARO["recommenders"]),
+                                           "grid": carraro2022.PAPER_GRID,
+                                           "users": "every user with MAR ratings (§4.1)",
+                                           "mar_pairs_in_log": "dropped (the course's rule)"},
+                                 models=old_models(out))
+        configs = provenance["datasets"].get(name, {}).get("configurations", {})
+        path = out / f"{name}.csv"
+        old = pd.read_csv(path) if path.exists() and configs else rows.iloc[:0]
+        old = old[~((old["recommenders"] == kind) & (old["item_power"] == power))]
+        table = pd.concat([old, rows], ignore_index=True).sort_values(
+            CARRARO_CONFIG, ascending=[True, False], kind="stable")
+        table.to_csv(path, index=False, float_format="%.17g")
+        configs[f"{kind}, item_power={power:g}"] = config
+        record = provenance["models"].setdefault(name, {})
+        record.pop("chosen", None), record.pop("tuning_recall_at_10", None)  # older layout
+        record[kind] = models
+        provenance["datasets"][name] = _dataset_record(
+            name, table, sum(c["wall_seconds"] for c in configs.values()),
+            configurations=configs, users=data.n_users, items=data.n_items)
+        _write(out, provenance)
 
 
 def carraro_unit(data, *, seed: int, chosen: dict,

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 import cornac
+import numba
 import numpy as np
 import scipy.sparse as sp
 from cornac.exception import ScoreException
@@ -196,25 +197,54 @@ def rr1_sweep(w: np.ndarray, other: np.ndarray, owner: np.ndarray, index: np.nda
     (the same sums, without the eigen-decomposition). Rows without observations are 0.
     """
     n, k = w.shape
-    w = w.copy()
-    has = np.bincount(owner, minlength=n) > 0
-    w[~has] = 0.0
+    w = np.array(w, dtype=np.float64)
+    order = np.argsort(owner, kind="stable")  # the observations grouped by their row
+    indptr = np.concatenate([[0], np.cumsum(np.bincount(owner, minlength=n))]).astype(np.int64)
     gram = other.T @ other + lam * np.eye(k)
-    conf = 1.0 + alpha * value
-    c = conf - 1.0
-    y = conf * value / c
-    x = other[index]  # (nnz, k)
-    e = y - np.einsum("pk,pk->p", w[owner], x)
-    for j in range(k):
-        wj = w[:, j]
-        e += wj[owner] * x[:, j]
-        a = gram[j, j] + np.bincount(owner, c * x[:, j] ** 2, minlength=n)
-        d_obs = np.bincount(owner, c * x[:, j] * e, minlength=n)
-        d_gram = -(w @ gram[:, j]) + wj * gram[j, j]  # pseudo-rows' residuals, w_j added back
-        new = np.where(has, (d_gram + d_obs) / (lam + a), 0.0)
-        w[:, j] = new
-        e -= new[owner] * x[:, j]
+    _rr1_rows(w, np.ascontiguousarray(other, dtype=np.float64), gram, indptr,
+              np.asarray(index, np.int64)[order], np.asarray(value, np.float64)[order],
+              float(lam), float(alpha))
     return w
+
+
+@numba.njit(cache=True, boundscheck=False)
+def _rr1_rows(w, other, gram, indptr, index, value, lam, alpha):  # pragma: no cover (compiled)
+    """``rr1_sweep`` in place, one row at a time (``g = gram @ w[u]`` kept up to date)."""
+    k = w.shape[1]
+    for u in range(w.shape[0]):
+        start, stop = indptr[u], indptr[u + 1]
+        if start == stop:
+            w[u, :] = 0.0
+            continue
+        m = stop - start
+        c = np.empty(m)
+        e = np.empty(m)
+        for p in range(m):
+            conf = 1.0 + alpha * value[start + p]
+            c[p] = conf - 1.0
+            pred = 0.0
+            for j in range(k):
+                pred += w[u, j] * other[index[start + p], j]
+            e[p] = conf * value[start + p] / c[p] - pred
+        g = np.zeros(k)
+        for j in range(k):
+            for jj in range(k):
+                g[jj] += gram[jj, j] * w[u, j]
+        for j in range(k):
+            old = w[u, j]
+            a = gram[j, j]
+            d = old * gram[j, j] - g[j]  # the pseudo-rows' part, w_j added back
+            for p in range(m):
+                x = other[index[start + p], j]
+                e[p] += old * x
+                a += c[p] * x * x
+                d += c[p] * x * e[p]
+            new = d / (lam + a)
+            w[u, j] = new
+            for p in range(m):
+                e[p] -= new * other[index[start + p], j]
+            for jj in range(k):
+                g[jj] += gram[jj, j] * (new - old)
 
 
 class ImplicitALS(_RankSysModel):
