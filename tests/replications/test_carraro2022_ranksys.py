@@ -1,4 +1,5 @@
-"""The RankSys-like recommenders of carraro2022 against brute-force transcriptions of RankSys.
+"""carraro2022: the RankSys-like recommenders against brute-force transcriptions of RankSys,
+and Figure 4's bootstrap band and the popular-item shares against direct computations.
 
 Each brute force follows RankSys's Java line by line on a small matrix (loops, dicts, the
 eigen-decomposition of PZTFactorizer.getGt), so a vectorisation slip fails here.
@@ -150,3 +151,56 @@ def test_paper_grid_of_the_ranksys_kind():
     assert isinstance(grid["MF"]["k=200, λ=0.6"](), ImplicitALS)
     with pytest.raises(ValueError, match="recommenders"):
         carraro2022.paper_grid(recommenders="librec")
+
+
+# --------------------------------------------------------------------------------------
+# Figure 4's bootstrap band and the popular-item shares
+# --------------------------------------------------------------------------------------
+def _fake_metrics(n_seeds=6, models=("a", "b", "c", "d", "e"), seed=0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    rows = []
+    for s in range(n_seeds):
+        for strategy, size in [("gt", 1.0), ("full", 1.0), ("reg", 0.5), ("wtd", 0.5)]:
+            for m_i, m in enumerate(models):
+                rows.append({"seed": s, "model": m, "strategy": strategy, "size": size,
+                             "metric": "recall", "value": 0.1 * m_i + rng.normal(0, 0.08)})
+    return pd.DataFrame(rows)
+
+
+def test_tau_bands_point_is_tau_on_means_and_the_band_covers_it():
+    metrics = _fake_metrics()
+    bands = carraro2022.tau_bands(metrics, seed=0, n_boot=500)
+    means = carraro2022.tau_on_means(metrics)
+    pd.testing.assert_frame_equal(bands[["strategy", "rho", "tau"]], means)
+    assert (bands["low"] <= bands["tau"]).all() and (bands["tau"] <= bands["high"]).all()
+    assert (bands["high"] <= bands["p_max"]).all()
+
+
+def test_tau_bands_one_draw_matches_scipy_on_the_resampled_means():
+    import scipy.stats
+
+    metrics = _fake_metrics(n_seeds=4, seed=3)
+    rng = np.random.default_rng(11)  # the draws tau_bands makes with seed=11, n_boot=1
+    weights = rng.multinomial(4, np.full(4, 0.25), size=1)[0]
+    mean = (metrics.assign(w=metrics["seed"].map(dict(enumerate(weights))))
+            .assign(v=lambda f: f["value"] * f["w"]).groupby(["strategy", "model"])["v"].sum())
+    expected = scipy.stats.kendalltau(mean["gt"], mean["reg"]).statistic
+    bands = carraro2022.tau_bands(metrics, seed=11, n_boot=1).set_index("strategy")
+    assert bands.loc["REG", "low"] == pytest.approx(expected, abs=1e-12)
+
+
+def test_popular_share_of_full_is_the_held_out_share():
+    from recbias_tutorial import simulate
+
+    data = simulate(80, 50, seed=1)
+    share = carraro2022.popular_share(data, seeds=[2], top=5, strategies=("full", "reg"),
+                                      sizes=(0.5,))
+    split = carraro2022.split_feedback(data, seed=2)
+    counts = split.train["item"].value_counts().reindex(range(50), fill_value=0)
+    top = counts.sort_index().sort_values(ascending=False, kind="stable").index[:5]
+    full = share.set_index("test_set").loc["FULL", "share"]
+    assert full == pytest.approx(split.heldout["item"].isin(top).mean(), abs=1e-12)
+    gt = share.set_index("test_set").loc["D_gt", "share"]
+    assert gt == pytest.approx(split.gt["item"].isin(top).mean(), abs=1e-12)
+    with pytest.raises(ValueError, match="top"):
+        carraro2022.popular_share(data, seeds=[2], top=0)
