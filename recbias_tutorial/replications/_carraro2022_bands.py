@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from .._params import Interval, Seed, declare
+from .._result_cache import cached_table
 from .._validation import as_generator
 from ..data import FeedbackData
 from ..sampling import STRATEGIES
@@ -119,7 +120,7 @@ def tau_bands(metrics: pd.DataFrame, *, metric: str = "recall", n_boot: int = 20
 @declare(top=Interval(int, 1), item_power=Interval(float, 0.0))
 def popular_share(data: FeedbackData, *, seeds: Sequence[int], top: int = 100,
                   strategies: Sequence[str] = STRATEGIES, sizes: Sequence[float] = SIZES,
-                  item_power: float = 2.0) -> pd.DataFrame:
+                  item_power: float = 2.0, cache: bool | None = None) -> pd.DataFrame:
     """Share of each test set's rows on the ``top`` items most logged in D_tr, beside D_gt's.
 
     For each seed: the split of :func:`split_feedback`, the ``top`` items with the most
@@ -137,6 +138,9 @@ def popular_share(data: FeedbackData, *, seeds: Sequence[int], top: int = 100,
         Number of most-logged items (100 of Yahoo! R3's 1,000 songs: the top decile).
     strategies, sizes, item_power
         As :func:`draw_test_sets`.
+    cache : bool, optional
+        Keep the table in the on-disk result cache, as :func:`kl_by_seed` does (None follows
+        ``RECBIAS_FIT_CACHE``, default on).
 
     Returns
     -------
@@ -160,8 +164,17 @@ def popular_share(data: FeedbackData, *, seeds: Sequence[int], top: int = 100,
     >>> share["test_set"].tolist()
     ['D_gt', 'FULL']
     """
+    seeds = _check_seeds(seeds)
+    arguments = (dict(seeds=seeds, top=top, strategies=list(strategies), sizes=list(sizes),
+                      item_power=item_power) if isinstance(data, FeedbackData) else None)
+    return cached_table("carraro2022.popular_share", data, arguments,
+                        lambda: _popular_share(data, seeds, top, strategies, sizes, item_power),
+                        cache=cache)
+
+
+def _popular_share(data, seeds, top, strategies, sizes, item_power) -> pd.DataFrame:
     rows = []
-    for s in _check_seeds(seeds):
+    for s in seeds:
         split = split_feedback(data, seed=s)
         counts = np.bincount(split.train["item"].to_numpy(np.int64), minlength=data.n_items)
         popular = np.zeros(data.n_items, dtype=bool)
