@@ -18,7 +18,11 @@ Implemented:
   five seeds;
 * ``carraro2022``: Tables 3-5 and Figure 4 on Coat and Yahoo! R3 with every user who has MAR
   ratings, the paper's hyper-parameter grid (tuned on the first repetition's D_val) and its
-  10 repetitions (one repetition per worker);
+  10 repetitions (one repetition per worker), in four configurations stored side by side
+  (columns ``recommenders`` and ``item_power``): Cornac's recommenders or RankSys-like ones
+  (the paper's kind) x the WTD item weight w_u w_i^2 (the paper's §4.3) or w_u w_i (the
+  authors' notebook); ``--recommenders`` / ``--item-powers`` re-run some of them, keeping the
+  others' stored rows;
 * ``yang2018``: the slides' Yahoo! R3 table (per-model MAE of AOA and SNIPS at every gamma of
   the paper's grid) for the course's seven models, Recall@10, DCG@10 and AUC, over 10 random
   splits (the course's scale: the slides state no number of splits; one split per worker);
