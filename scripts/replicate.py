@@ -19,7 +19,11 @@ Implemented:
   five seeds;
 * ``carraro2022``: Tables 3-5 and Figure 4 on Coat and Yahoo! R3 with every user who has MAR
   ratings, the paper's hyper-parameter grid (tuned on the first repetition's D_val) and its
-  10 repetitions (one repetition per worker);
+  10 repetitions (one repetition per worker), in four configurations stored side by side
+  (columns ``recommenders`` and ``item_power``): Cornac's recommenders or RankSys-like ones
+  (the paper's kind) x the WTD item weight w_u w_i^2 (the paper's §4.3) or w_u w_i (the
+  authors' notebook); ``--recommenders`` / ``--item-powers`` re-run some of them, keeping the
+  others' stored rows;
 * ``yang2018``: the slides' Yahoo! R3 table (per-model MAE of AOA and SNIPS at every gamma of
   the paper's grid) for the course's seven models, Recall@10, DCG@10 and AUC, over 10 random
   splits (the course's scale: the slides state no number of splits; one split per worker);
@@ -67,8 +71,11 @@ ROOT = Path(__file__).resolve().parents[1]
 JADIDINEJAD = dict(seeds=(0, 1, 2, 3, 4), ks=(None, 5, 10, 20, 30, 100), n_strata=2,
                    sizes=jad.AUTHORS_SIZES, families=jad.AUTHORS_FAMILIES, zoos=("authors",))
 #: Carraro & Bridge's protocol (§4): 10 repetitions ("averaged over 10 runs with different
-#: random splits"), every rho_p, the chapter's item exponent of WTD_H.
-CARRARO = dict(seeds=tuple(range(10)), item_power=2.0)
+#: random splits"), every rho_p; both WTD item exponents (2: w_u w_i^2 of the paper's §4.3;
+#: 1: w_u w_i of its §3.3.2 and of the authors' notebook) and both kinds of recommenders
+#: (Cornac's rating predictors and RankSys-like top-N scorers, the paper's kind).
+CARRARO = dict(seeds=tuple(range(10)), item_powers=(2.0, 1.0),
+               recommenders=carraro2022.RECOMMENDER_KINDS)
 #: Where the authors' neural families (jad.NEURAL_FAMILIES) run when TensorFlow is installed.
 #: Not on Yahoo! R3: its log is 45 times Coat's, and on Coat the 31 neural models already
 #: take most of the run (see each dataset's unit_seconds): about a day more on two cores.
@@ -129,10 +136,15 @@ def _peak_memory() -> dict:
 
 
 def _store(out: Path, name: str, rows: pd.DataFrame, wall: float, **extra) -> dict:
-    """Write one dataset's file and return its provenance: the file's sha256 (reading refuses
-    a file that differs), data checksums, size, wall time, memory."""
+    """Write one dataset's file and return its provenance (:func:`_dataset_record`)."""
+    rows.to_csv(out / f"{name}.csv", index=False, float_format="%.17g")
+    return _dataset_record(out, name, rows, wall, **extra)
+
+
+def _dataset_record(out: Path, name: str, rows: pd.DataFrame, wall: float, **extra) -> dict:
+    """The provenance of one dataset's written file: its sha256 (reading refuses a file that
+    differs), data checksums, size, wall time, memory."""
     path = out / f"{name}.csv"
-    rows.to_csv(path, index=False, float_format="%.17g")
     return {"file": path.name, "sha256": file_sha256(path), "rows": len(rows),
             "models": int(rows["model"].nunique()), "git_commit": START_COMMIT,
             "data_sha256": {f: h for f, h in _registry.SHA256[name].items() if h},
@@ -210,9 +222,9 @@ def carraro_data(data):
     return dataclasses.replace(data, mar=rb.drop_seen(data.mar, data.mnar))
 
 
-def carraro_chosen(data, n_jobs: int) -> tuple[dict, pd.DataFrame]:
+def carraro_chosen(data, n_jobs: int, recommenders: str = "cornac") -> tuple[dict, pd.DataFrame]:
     """The paper's grid tuned on the first repetition's D_val: chosen factories, the grid."""
-    grid = carraro2022.paper_grid()
+    grid = carraro2022.paper_grid(recommenders=recommenders)
     tables = Parallel(n_jobs=n_jobs)(  # one model's settings per worker, each cached
         delayed(carraro2022.tune)(data, {model: settings}, seed=CARRARO["seeds"][0])
         for model, settings in grid.items())
@@ -221,32 +233,85 @@ def carraro_chosen(data, n_jobs: int) -> tuple[dict, pd.DataFrame]:
     return chosen, tuning
 
 
-def run_carraro(datasets: list[str], n_jobs: int, out: Path) -> None:
-    provenance = _provenance(out, "carraro2022", n_jobs,
-                             protocol={**CARRARO, "seeds": list(CARRARO["seeds"]),
-                                       "grid": carraro2022.PAPER_GRID,
-                                       "users": "every user with MAR ratings (§4.1)",
-                                       "mar_pairs_in_log": "dropped (the course's rule)"},
-                             models=old_models(out))
+#: The columns that tell the stored configurations apart (before the protocol's own).
+CARRARO_CONFIG = ["recommenders", "item_power"]
+
+
+def run_carraro(datasets: list[str], n_jobs: int, out: Path, *,
+                item_powers=CARRARO["item_powers"],
+                recommenders=CARRARO["recommenders"]) -> None:
+    """Every requested configuration (kind of recommenders x WTD item exponent) of each
+    dataset; the stored rows of the other configurations are kept (see _store_carraro)."""
     for name in datasets:
-        start = time.perf_counter()  # the wall time includes the tuning
         data = carraro_data(rb.load(name))
-        chosen, tuning = carraro_chosen(data, n_jobs)
-        provenance["models"][name] = {
-            "chosen": {m: {"setting": tuning.query("model == @m and best")["setting"].iloc[0],
-                           **describe(f())} for m, f in chosen.items()},
-            "tuning_recall_at_10": {m: dict(zip(g["setting"], g["recall"]))
-                                    for m, g in tuning.groupby("model", sort=False)}}
-        _run_seeds(partial(carraro_unit, chosen=chosen), data, name, CARRARO["seeds"],
-                   "repetition", n_jobs, out, provenance, start=start,
-                   users=data.n_users, items=data.n_items)
+        for kind in recommenders:
+            start = time.perf_counter()  # the first exponent's wall time includes the tuning
+            chosen, tuning = carraro_chosen(data, n_jobs, kind)
+            models = {
+                "chosen": {m: {"setting": tuning.query("model == @m and best")["setting"].iloc[0],
+                               **describe(f())} for m, f in chosen.items()},
+                "tuning_recall_at_10": {m: dict(zip(g["setting"], g["recall"]))
+                                        for m, g in tuning.groupby("model", sort=False)}}
+            for power in item_powers:
+                unit = partial(carraro_unit, chosen=chosen, item_power=float(power))
+                run = Parallel(n_jobs=n_jobs, return_as="generator")(
+                    delayed(unit)(data, seed=s) for s in CARRARO["seeds"])
+                done = list(tqdm(run, total=len(CARRARO["seeds"]), unit="repetition",
+                                 desc=f"{name} {kind} item_power={power:g}"))
+                rows = pd.concat([p[0] for p in done], ignore_index=True)
+                rows.insert(0, "item_power", float(power))
+                rows.insert(0, "recommenders", kind)
+                config = {"git_commit": START_COMMIT, "git_dirty": START_DIRTY,
+                          "wall_seconds": round(time.perf_counter() - start, 1),
+                          "read_from_cache": all(p[1] for p in done),
+                          "unit_seconds": {str(s): round(p[2], 1)
+                                           for s, p in zip(CARRARO["seeds"], done)}}
+                print(f"{name} {kind} item_power={power:g}: {rows['model'].nunique()} models, "
+                      f"{len(rows)} rows, {time.perf_counter() - start:.0f} s")
+                _store_carraro(out, n_jobs, data, name, rows, kind, float(power), config, models)
+                start = time.perf_counter()
 
 
-def carraro_unit(data, *, seed: int, chosen: dict) -> tuple[pd.DataFrame, bool, float]:
+def _store_carraro(out: Path, n_jobs: int, data, name: str, rows: pd.DataFrame, kind: str,
+                   power: float, config: dict, models: dict) -> None:
+    """Merge one configuration's rows into ``<name>.csv`` and its record into the
+    provenance, both read again under a lock: runs of other configurations may store at the
+    same time (each configuration keeps the commit it was run at)."""
+    import fcntl
+
+    out.mkdir(parents=True, exist_ok=True)
+    with open(out / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        provenance = _provenance(out, "carraro2022", n_jobs,
+                                 protocol={"seeds": list(CARRARO["seeds"]),
+                                           "item_powers": list(CARRARO["item_powers"]),
+                                           "recommenders": list(CARRARO["recommenders"]),
+                                           "grid": carraro2022.PAPER_GRID,
+                                           "users": "every user with MAR ratings (§4.1)",
+                                           "mar_pairs_in_log": "dropped (the course's rule)"},
+                                 models=old_models(out))
+        configs = provenance["datasets"].get(name, {}).get("configurations", {})
+        path = out / f"{name}.csv"
+        old = pd.read_csv(path) if path.exists() and configs else rows.iloc[:0]
+        old = old[~((old["recommenders"] == kind) & (old["item_power"] == power))]
+        table = pd.concat([old, rows], ignore_index=True).sort_values(
+            CARRARO_CONFIG, ascending=[True, False], kind="stable")
+        table.to_csv(path, index=False, float_format="%.17g")
+        configs[f"{kind}, item_power={power:g}"] = config
+        record = provenance["models"].setdefault(name, {})
+        record.pop("chosen", None), record.pop("tuning_recall_at_10", None)  # older layout
+        record[kind] = models
+        provenance["datasets"][name] = _dataset_record(
+            out, name, table, sum(c["wall_seconds"] for c in configs.values()),
+            configurations=configs, users=data.n_users, items=data.n_items)
+        _write(out, provenance)
+
+
+def carraro_unit(data, *, seed: int, chosen: dict,
+                 item_power: float) -> tuple[pd.DataFrame, bool, float]:
     """One repetition with the chosen models (cached by run_protocol): rows, read back?, s."""
     start = time.perf_counter()
-    args = {k: v for k, v in CARRARO.items() if k != "seeds"}
-    metrics = carraro2022.run_protocol(data, chosen, seeds=[seed], **args).metrics
+    metrics = carraro2022.run_protocol(data, chosen, seeds=[seed], item_power=item_power).metrics
     return metrics, bool(metrics.attrs["cached"]), time.perf_counter() - start
 
 
@@ -409,10 +474,18 @@ def main() -> None:
     parser.add_argument("--neural-datasets", nargs="*", default=list(NEURAL_DATASETS),
                         help="where the authors' neural families run when TensorFlow is "
                              "installed (default: coat; yahoo_r3 adds about a day on two cores)")
+    parser.add_argument("--item-powers", nargs="+", type=float,
+                        default=list(CARRARO["item_powers"]),
+                        help="carraro2022: the WTD item exponents to (re)run (default: 2 and 1)")
+    parser.add_argument("--recommenders", nargs="+", default=list(CARRARO["recommenders"]),
+                        choices=list(CARRARO["recommenders"]),
+                        help="carraro2022: the kinds of recommenders to (re)run (default: both)")
     args = parser.parse_args()
     NEURAL_DATASETS = tuple(args.neural_datasets)
     for paper in args.papers:
-        PAPERS[paper](args.datasets, args.n_jobs, args.out / paper)
+        extra = ({"item_powers": args.item_powers, "recommenders": args.recommenders}
+                 if paper == "carraro2022" else {})
+        PAPERS[paper](args.datasets, args.n_jobs, args.out / paper, **extra)
 
 
 if __name__ == "__main__":

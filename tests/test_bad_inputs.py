@@ -558,6 +558,9 @@ _FULL = pd.DataFrame({"user": np.repeat(np.arange(50), 200), "item": np.tile(np.
 _LOGGED = _FULL[np.random.default_rng(0).random(len(_FULL))
                 < 0.5 * ((_FULL["item"] + 1) / 200) ** 0.9]  # propensity ~ training count^0.9
 _T3 = pd.DataFrame({"model": "a", "test_set": ["FULL", "SKEW"], "pct_diff": [50.0, -3.0]})
+_TAU = pd.DataFrame({"seed": np.repeat([0, 1], 6), "metric": "recall", "size": 1.0,
+                     "model": ["a", "b", "c"] * 4, "strategy": (["gt"] * 3 + ["full"] * 3) * 2,
+                     "value": [0.1, 0.2, 0.3, 0.2, 0.1, 0.3, 0.1, 0.2, 0.3, 0.1, 0.2, 0.3]})
 _T4 = pd.DataFrame({"model": "a", "test_set_a": ["SKEW"], "test_set_b": ["FULL"],
                     "p_value": [0.002]})
 
@@ -653,6 +656,9 @@ VALID_CALLS = {
     carraro2022.kl_by_seed: lambda **kw: carraro2022.kl_by_seed(
         _W, **{"seeds": [0], "strategies": ("full",), "cache": False, **kw}),
     carraro2022.closest_test_sets: lambda **kw: carraro2022.closest_test_sets(_T3, _T4, **kw),
+    carraro2022.tau_bands: lambda **kw: carraro2022.tau_bands(_TAU, **{"seed": 0, "n_boot": 5, **kw}),
+    carraro2022.popular_share: lambda **kw: carraro2022.popular_share(
+        _W, **{"seeds": [0], "top": 3, "strategies": ("full",), "cache": False, **kw}),
 }
 
 

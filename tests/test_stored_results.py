@@ -177,33 +177,43 @@ def test_jadidinejad2021_subsample_recomputes_to_1e12(name):
 
 @pytest.mark.parametrize("name", ["coat", "yahoo_r3"])
 def test_carraro2022_subsample_recomputes_to_1e12(name):
-    """Three models x one repetition, and two settings of the tuning grid, from scratch."""
-    from replicate import CARRARO, carraro_data
+    """One stored configuration (kind of recommenders x WTD item exponent), three models x one
+    repetition, and two settings of its tuning grid, from scratch."""
+    from replicate import CARRARO, CARRARO_CONFIG, carraro_data
 
     from recbias_tutorial.replications import carraro2022
 
     tables, provenance = course.stored_results(RESULTS / "carraro2022")
     assert name in tables, f"no stored {name} results: run `make replicate`"
     assert provenance["protocol"]["seeds"] == list(CARRARO["seeds"])
-    stored, models = tables[name], provenance["models"][name]
-    grid = carraro2022.paper_grid()
+    stored = tables[name]
+    configs = stored[CARRARO_CONFIG].drop_duplicates()
+    expected = {(k, p) for k in CARRARO["recommenders"] for p in CARRARO["item_powers"]}
+    assert set(map(tuple, configs.to_numpy())) <= expected, "unknown configurations stored"
+    assert len(provenance["datasets"][name]["configurations"]) == len(configs)
+    assert {("cornac", 2.0), ("cornac", 1.0)} <= set(map(tuple, configs.to_numpy()))
     rng = np.random.default_rng(20261126)  # fixed: the same subsample on every build
+    kind, power = configs.iloc[int(rng.integers(len(configs)))]
     seed = int(rng.choice(CARRARO["seeds"]))
+    models = provenance["models"][name][kind]
+    grid = carraro2022.paper_grid(recommenders=kind)
     picked = rng.choice(sorted(models["chosen"]), size=3, replace=False)
     data = carraro_data(_data(name))
     factories = {m: grid[m][models["chosen"][m]["setting"]] for m in picked}
-    args = {k: v for k, v in CARRARO.items() if k != "seeds"}
-    fresh = carraro2022.run_protocol(data, factories, seeds=[seed], cache=False, **args).metrics
-    old = stored[stored["model"].isin(picked) & (stored["seed"] == seed)]
-    _assert_same_rows(fresh, old, f"carraro2022 {name} {sorted(picked)} seed {seed}")
+    fresh = carraro2022.run_protocol(data, factories, seeds=[seed], cache=False,
+                                     item_power=float(power)).metrics
+    mine = (stored["recommenders"] == kind) & (stored["item_power"] == power)
+    old = stored[mine & stored["model"].isin(picked) & (stored["seed"] == seed)]
+    _assert_same_rows(fresh, old.drop(columns=CARRARO_CONFIG),
+                      f"carraro2022 {name} {kind} w^{power:g} {sorted(picked)} seed {seed}")
     # the tuning: two settings of one model, on the first repetition's D_val
     model = str(rng.choice(["UB_KNN", "IB_KNN", "MF"]))
     settings = rng.choice(sorted(grid[model]), size=2, replace=False)
     table = carraro2022.tune(data, {model: {s: grid[model][s] for s in settings}},
-                             seed=CARRARO["seeds"][0])
+                             seed=CARRARO["seeds"][0], cache=False)
     for row in table.itertuples():
         assert row.recall == pytest.approx(models["tuning_recall_at_10"][model][row.setting],
-                                           rel=0, abs=1e-12), f"{name} {model} {row.setting}"
+                                           rel=0, abs=1e-12), f"{name} {kind} {model} {row.setting}"
 
 
 def test_yang2018_subsample_recomputes_to_1e12(monkeypatch):

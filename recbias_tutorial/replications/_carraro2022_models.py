@@ -58,7 +58,19 @@ def paper_models() -> dict[str, Any]:
             "MF": partial(cornac.models.MF, k=20, max_iter=50, seed=0)}
 
 
-def paper_grid() -> dict[str, dict[str, Any]]:
+#: The two kinds of recommenders the replication runs: ``"cornac"`` (Cornac's rating
+#: predictors, the course's stand-ins) and ``"ranksys"`` (top-N scorers as RankSys computes
+#: them, the paper's kind).
+RECOMMENDER_KINDS: tuple[str, ...] = ("cornac", "ranksys")
+
+
+def _check_kind(recommenders: Any) -> str:
+    if recommenders not in RECOMMENDER_KINDS:
+        raise ValueError(f"recommenders must be one of {list(RECOMMENDER_KINDS)}, got {recommenders!r}")
+    return recommenders
+
+
+def paper_grid(*, recommenders: str = "cornac") -> dict[str, dict[str, Any]]:
     """The paper's hyper-parameter grid (§4.4, :data:`PAPER_GRID`) as :func:`tune` candidates.
 
     10 neighbour counts for each nearest-neighbour model and 10 x 6 factor and regularisation
@@ -67,6 +79,14 @@ def paper_grid() -> dict[str, dict[str, Any]]:
     nearest-neighbour models get ``seed=0``: Cornac then fits them on one thread,
     deterministically (their similarities draw nothing at random), so their results can be
     cached.
+
+    Parameters
+    ----------
+    recommenders : {"cornac", "ranksys"}, default "cornac"
+        ``"cornac"``: Cornac's ``UserKNN``, ``ItemKNN`` and ``MF`` (rating predictors, the
+        course's stand-ins); ``"ranksys"``: the paper's kind, RankSys's top-N scorers
+        (:class:`RankSysUserKNN`, :class:`RankSysItemKNN`, :class:`ImplicitALS`) on the same
+        grid. The two baselines are the same in both.
 
     Returns
     -------
@@ -91,6 +111,11 @@ def paper_grid() -> dict[str, dict[str, Any]]:
 
     from ..models import AvgRating, PosPop
 
+    if _check_kind(recommenders) == "ranksys":
+        from ._carraro2022_ranksys import ranksys_grid
+
+        return {"AvgRating": {"—": AvgRating}, "PosPop": {"—": partial(PosPop, threshold=4.0)},
+                **ranksys_grid(PAPER_GRID)}
     knn = {"UB_KNN": cornac.models.UserKNN, "IB_KNN": cornac.models.ItemKNN}
     grid: dict[str, dict[str, Any]] = {"AvgRating": {"—": AvgRating},
                                        "PosPop": {"—": partial(PosPop, threshold=4.0)}}

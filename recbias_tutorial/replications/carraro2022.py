@@ -34,7 +34,11 @@ recommender), :func:`table5_wilcoxon` (pairwise recommenders on D_gt), :func:`cl
 reading of Tables 3 and 4) and
 :func:`figure4_tau` / :func:`tau_on_means` (Kendall's tau on repetition-averaged results);
 :func:`paper_models` and :func:`paper_grid` are the five recommenders of §4.4 and their
-hyper-parameter grid (:data:`PAPER_GRID`) as Cornac stand-ins;
+hyper-parameter grid (:data:`PAPER_GRID`), as Cornac stand-ins or
+(``paper_grid(recommenders="ranksys")``) as the paper's kind, RankSys's top-N scorers
+(:class:`RankSysUserKNN`, :class:`RankSysItemKNN`, :class:`ImplicitALS`);
+:func:`tau_bands` adds a bootstrap band over the repetitions to Figure 4's tau and
+:func:`popular_share` measures how much of each test set lies on the most-logged items;
 ``PAPER_*`` constants hold the values the paper's text states. :func:`posterior_check` and
 :func:`weight_noise` examine the data (Eq. 1-6; the noise of WTD's estimated MAR posteriors).
 The course's own statistics are separate: :func:`difference_from_truth`,
@@ -48,7 +52,9 @@ from ._carraro2022_extensions import (best_sizes, difference_from_truth, kendall
                                       mean_difference, wilcoxon_vs_truth)
 from ._carraro2022_data import (PAPER_TABLE2_KL, kl_by_seed, posterior_check, table2_kl,
                                 weight_noise)
-from ._carraro2022_models import PAPER_GRID, paper_grid, paper_models
+from ._carraro2022_bands import popular_share, tau_bands
+from ._carraro2022_models import PAPER_GRID, RECOMMENDER_KINDS, paper_grid, paper_models
+from ._carraro2022_ranksys import ImplicitALS, RankSysItemKNN, RankSysUserKNN
 from ._carraro2022_protocol import (METRICS, SIZES, TEST_SET_NAMES, ProtocolSplit,
                                     draw_test_sets, split_feedback, tune)
 from ._carraro2022_repetitions import Repetition, run_protocol, run_repetition
@@ -63,18 +69,24 @@ __all__ = [
     "PAPER_GRID",
     "PAPER_TABLE2_KL",
     "PAPER_TABLE5",
+    "RECOMMENDER_KINDS",
     "TEST_SET_NAMES",
+    "ImplicitALS",
+    "RankSysItemKNN",
+    "RankSysUserKNN",
     "closest_test_sets",
     "draw_test_sets",
     "figure4_tau",
     "kl_by_seed",
     "paper_grid",
     "paper_models",
+    "popular_share",
     "posterior_check",
     "table2_kl",
     "table3",
     "table4_wilcoxon",
     "table5_wilcoxon",
+    "tau_bands",
     "tau_on_means",
     "weight_noise",
     "ProtocolSplit",
