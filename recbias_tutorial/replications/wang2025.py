@@ -17,20 +17,33 @@ random test set. This module holds:
   cached by the score matrix's content;
 * :func:`paired_bootstrap` — differences between models over the same users, with a paired
   bootstrap interval;
+* :func:`autodebias_split`, :func:`signed_labels`, :func:`fit_autodebias` — the paper's
+  trainers: MF, IPS and DR as in the AutoDebias baselines (Chen et al.'s code, whose split and
+  settings the paper re-evaluates; :data:`AUTODEBIAS_YAHOO`), in NumPy; AutoDebias and DNS
+  themselves are not implemented;
 * :func:`course_trainers` — the course's MF, IPS-MF and DR-MF trainers (not the paper's) and
-  their propensities, shared by chapter 5 and the stored full-scale run (``make replicate``).
+  their propensities, shared by chapter 5 and the stored full-scale run (``make replicate``);
+  ``regularisation="equal"`` gives IPS-MF MF's penalty (:data:`REGULARISATION`);
+* :func:`convention_ladder` — both schemes under each convention the paper leaves unstated
+  (:data:`CANDIDATES`, :data:`USERS`, K̄), and :func:`ordering_over_seeds` — paired tests of
+  each ordering of two models over seeds.
 """
 
 from __future__ import annotations
 
 import pandas as pd
 
-from ._wang2025_models import course_trainers
+from ._wang2025_ladder import CANDIDATES, USERS, convention_ladder, ordering_over_seeds
+from ._wang2025_models import REGULARISATION, course_trainers
 from ._wang2025_protocol import (model_curves, paired_bootstrap, paper_random_split, scheme_table,
                                  scheme_users, summarise_schemes)
+from ._wang2025_trainers import (AUTODEBIAS_YAHOO, AutoDebiasFit, autodebias_split,
+                                 fit_autodebias, signed_labels)
 
-__all__ = ["PAPER_DATASETS", "PAPER_TABLE1", "course_trainers", "model_curves",
-           "paired_bootstrap", "paper_random_split", "scheme_table", "scheme_users",
+__all__ = ["AUTODEBIAS_YAHOO", "AutoDebiasFit", "CANDIDATES", "PAPER_DATASETS", "PAPER_TABLE1",
+           "REGULARISATION", "USERS", "autodebias_split", "convention_ladder", "course_trainers",
+           "fit_autodebias", "model_curves", "ordering_over_seeds", "paired_bootstrap",
+           "paper_random_split", "scheme_table", "scheme_users", "signed_labels",
            "summarise_schemes"]
 
 #: Table 1 of Wang et al. (WWW 2025), "The evaluation results by URE", exactly as printed.
