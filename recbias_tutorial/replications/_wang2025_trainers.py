@@ -78,6 +78,9 @@ def autodebias_split(random: pd.DataFrame, *, seed: int, uniform_share: float = 
     ``int(uniform_share * n)`` rows are the uniform training split (propensities), the next
     ``int(validation_share * n)`` the validation split (early stopping), the rest the test set
     (Yahoo! R3: 2,700 / 2,700 / 48,600 of 54,000, the test size of Wang et al.'s Table 2).
+    Yahoo! R3's random ratings as :func:`recbias_tutorial.load_yahoo_r3` reads them are
+    AutoDebias's ``datasets/yahooR3/random.txt`` row for row (ids shifted to start at 0), so
+    ``seed=s`` gives the split of AutoDebias's ``--seed s``.
 
     Parameters
     ----------

@@ -7,10 +7,10 @@ and estimates Recall@K without bias. Their Table 1 reports both schemes per mode
 random test set. This module holds:
 
 * :data:`PAPER_TABLE1` and :data:`PAPER_DATASETS` — the paper's Table 1 and Table 2, exactly;
-* :func:`paper_random_split` — the paper's Yahoo! R3 test set: 48,600 of the 54,000 random
-  ratings (Table 2), i.e. 90% of them, the other 10% held out (as in AutoDebias, whose
-  protocol the paper re-evaluates: a small part of the random data serves training and
-  validation of the debiasing method);
+* :func:`autodebias_split` — the paper's Yahoo! R3 test set: 48,600 of the 54,000 random
+  ratings (Table 2), the 90% test part of AutoDebias's 5% uniform / 5% validation / 90% test
+  split, drawn as its code draws it; :func:`paper_random_split` holds out the same 10% by a
+  seeded uniform draw of our own (one 10% part, as the chapter's first version did);
 * :func:`scheme_users` / :func:`scheme_table` — per model, the traditional Recall@K̄ and URE
   Recall@K on the same random data, per user and with intervals;
 * :func:`model_curves` — per model, the per-user curves of both schemes for many cut-offs,
