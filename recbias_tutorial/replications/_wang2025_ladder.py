@@ -139,7 +139,8 @@ def ordering_over_seeds(values: pd.DataFrame) -> pd.DataFrame:
     >>> values = pd.DataFrame({"A": [0.3, 0.4, 0.5, 0.45, 0.35, 0.5],
     ...                        "B": [0.1, 0.2, 0.2, 0.25, 0.15, 0.3]})
     >>> out = ordering_over_seeds(values)
-    >>> out.index.tolist(), int(out.loc[("A", "B"), "seeds"]), round(float(out.loc[("A", "B"), "Wilcoxon p-value"]), 4)
+    >>> row = out.loc[("A", "B")]
+    >>> out.index.tolist(), int(row["seeds"]), round(float(row["Wilcoxon p-value"]), 4)
     ([('A', 'B')], 6, 0.0312)
     """
     if not isinstance(values, pd.DataFrame) or values.shape[0] < 2 or values.shape[1] < 2:
