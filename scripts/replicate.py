@@ -28,9 +28,10 @@ Implemented:
   the paper's grid) for the course's seven models, Recall@10, DCG@10 and AUC, over 10 random
   splits (the course's scale: the slides state no number of splits; one split per worker);
 * ``wang2025``: Table 1's Yahoo!R3 column (traditional Recall@5-bar and URE Recall@5) for the
-  course's MF, IPS-MF and DR-MF trainers over 10 seeds (the course's scale: the paper states
-  no seeds), each seed its own 90/10 split of the random data and training seed (one seed per
-  worker).
+  paper's trainers (MF, IPS and DR as in the AutoDebias baselines) and the course's MF,
+  IPS-MF (with its own and with MF's penalty) and DR-MF, under each evaluation convention the
+  paper leaves open, over 10 seeds (the course's scale: the paper states no seeds), each seed
+  AutoDebias's 5/5/90 split of the random data and the training seed (one seed per worker).
 
 Yang et al. and Wang et al. report Yahoo! R3 only, so their runs skip the other datasets
 with a note.
@@ -329,11 +330,19 @@ PAPER_DATASETS = {"yang2018": ("yahoo_r3",), "wang2025": ("yahoo_r3",)}
 #: course's choice; every gain of chapter 2 and the paper's gamma grid; 80/20 split, k = 10.
 YANG = dict(seeds=tuple(range(10)), metrics=("recall", "dcg", "auc"), k=10,
             gammas=yang2018.GAMMAS, train_share=0.8)
-#: Wang et al.'s Yahoo!R3 column: the paper states no seeds, so 10 is the course's choice;
-#: seed s draws its own 90/10 split of the random data and is the training seed. fit_mf's
-#: default 20 epochs (the page fits 5): about 20 s of fits per seed on one core.
-WANG = dict(seeds=tuple(range(10)), epochs=20, k=5, k_bar=5, test_share=0.9, baseline="MF",
-            bootstrap_seed=0)
+#: Wang et al.'s Yahoo!R3 column: the paper states no seeds, so 10 is the course's choice.
+#: Seed s draws AutoDebias's 5/5/90 split of the random data (seed_randomly_split(seed=s)) and
+#: is every trainer's seed. The paper's trainers (AutoDebias's MF, IPS, DR baselines) run
+#: their own 500-epoch cap with early stopping; the course's run fit_mf's default 20 epochs.
+WANG = dict(seeds=tuple(range(10)), epochs=20, k=5, k_bars=(1, 3, 5), uniform_share=0.05,
+            validation_share=0.05)
+#: The trainers of a Wang unit, in order: the paper's (wang2025.fit_autodebias) and the
+#: course's (fit_mf with wang2025.course_trainers; IPS-MF twice: its own and MF's penalty).
+WANG_TRAINERS = {"MF": ("AutoDebias baselines", "MF"), "IPS": ("AutoDebias baselines", "IPS"),
+                 "DR": ("AutoDebias baselines", "DR"),
+                 "course MF": ("course", "MF"), "course IPS-MF": ("course", "IPS-MF"),
+                 "course IPS-MF (MF's reg)": ("course", "IPS-MF equal"),
+                 "course DR-MF": ("course", "DR-MF")}
 #: The script's own code is part of a Wang unit's cache key (the package's code already is).
 SCRIPT_SHA256 = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()
 
@@ -379,46 +388,52 @@ def run_yang(datasets: list[str], n_jobs: int, out: Path) -> None:
         _run_seeds(yang_unit, rb.load(name), name, YANG["seeds"], "split", n_jobs, out, provenance)
 
 
-def wang_rows(per_user: pd.DataFrame, *, seed: int) -> pd.DataFrame:
-    """One seed's :func:`wang2025.scheme_users` as stored: per model and scheme the mean with
-    its bootstrap interval, and each debiased trainer minus MF with its paired interval."""
-    b = WANG["bootstrap_seed"]
-    summary = wang2025.summarise_schemes(per_user, seed=b)
-    columns = {("kbar", "mean"): "Recall@K̄", ("kbar", "low"): "Recall@K̄ low",
-               ("kbar", "high"): "Recall@K̄ high", ("ure", "mean"): "URE Recall@K",
-               ("ure", "low"): "URE low", ("ure", "high"): "URE high"}
-    rows = [{"seed": seed, "model": model, "scheme": scheme, "statistic": stat,
-             "users": len(per_user), "value": float(summary.loc[model, column])}
-            for model in summary.index for (scheme, stat), column in columns.items()]
-    paired = wang2025.paired_bootstrap(per_user, baseline=WANG["baseline"], seed=b)
-    rows += [{"seed": seed, "model": model, "scheme": scheme,
-              "statistic": f"minus {WANG['baseline']}" + ("" if col == "difference" else f" {col}"),
-              "users": len(per_user), "value": float(paired.loc[(model, scheme), col])}
-             for model, scheme in paired.index for col in ("difference", "low", "high")]
-    return pd.DataFrame(rows)
-
-
 def wang_seed(data, *, seed: int, epochs: int = WANG["epochs"],
               cache: bool | None = None) -> tuple[pd.DataFrame, bool]:
-    """One seed of Table 1's Yahoo!R3 column: its own 90/10 split of the random data, the
-    three trainers fitted with that seed, both schemes; kept in the result cache."""
+    """One seed of Table 1's Yahoo!R3 column: AutoDebias's split of the random data, every
+    trainer of :data:`WANG_TRAINERS` fitted with that seed, the convention ladder on the 90%
+    test set (wang2025.convention_ladder) and how the paper's trainers stopped; cached."""
     from recbias_tutorial._result_cache import cached_result
     from recbias_tutorial.debiased_mf import fit_mf
 
     def compute() -> dict:
-        _, test_all = wang2025.paper_random_split(data.mar, seed=seed,
-                                                  test_share=WANG["test_share"])
-        test = rb.drop_seen(test_all, data.mnar)  # the ground-truth rule, as on the page
-        specs = wang2025.course_trainers(data.mnar, n_users=data.n_users, n_items=data.n_items)
-        scores = ((name, fit_mf(data.mnar, n_users=data.n_users, n_items=data.n_items,
-                                seed=seed, epochs=epochs, threshold=data.threshold,
-                                cache=cache, **kw)) for name, kw in specs.items())
-        per_user = wang2025.scheme_users(scores, test, k=WANG["k"], k_bar=WANG["k_bar"],
-                                         threshold=data.threshold, exclude=data.mnar)
-        return {"table": wang_rows(per_user, seed=seed)}
+        uniform, validation, test = wang2025.autodebias_split(
+            data.mar, seed=seed, uniform_share=WANG["uniform_share"],
+            validation_share=WANG["validation_share"])
+        course = wang2025.course_trainers(data.mnar, n_users=data.n_users, n_items=data.n_items)
+        course["IPS-MF equal"] = wang2025.course_trainers(
+            data.mnar, n_users=data.n_users, n_items=data.n_items,
+            regularisation="equal")["IPS-MF"]
+        stops = []
 
-    arguments = {**{k: v for k, v in WANG.items() if k != "seeds"}, "seed": seed,
-                 "epochs": epochs, "script": SCRIPT_SHA256}
+        def scores():
+            for name, (family, trainer) in WANG_TRAINERS.items():
+                if family == "course":
+                    yield name, fit_mf(data.mnar, n_users=data.n_users, n_items=data.n_items,
+                                       seed=seed, epochs=epochs, threshold=data.threshold,
+                                       cache=cache, **course[trainer])
+                    continue
+                fit = wang2025.fit_autodebias(trainer, data.mnar, uniform=uniform,
+                                              validation=validation, n_users=data.n_users,
+                                              n_items=data.n_items, threshold=data.threshold,
+                                              seed=seed)
+                stops.extend({"model": name, "metric": metric, "value": float(value)}
+                          for metric, value in (("best epoch", fit.best_epoch),
+                                                ("epochs run", fit.epochs),
+                                                ("validation AUC", fit.validation_auc)))
+                yield name, fit.scores
+
+        ladder = wang2025.convention_ladder(scores(), test, train=data.mnar, k=WANG["k"],
+                                            k_bars=WANG["k_bars"], threshold=data.threshold)
+        training = pd.DataFrame(stops).assign(cutoff=0, candidates="-", users="-",
+                                              n_users=len(validation))
+        table = pd.concat([ladder, training], ignore_index=True)
+        table.insert(0, "seed", seed)
+        table.insert(2, "trainers", table["model"].map(lambda m: WANG_TRAINERS[m][0]))
+        return {"table": table}
+
+    arguments = {**{k: (list(v) if isinstance(v, tuple) else v) for k, v in WANG.items()
+                    if k != "seeds"}, "seed": seed, "epochs": epochs, "script": SCRIPT_SHA256}
     frames, cached = cached_result("replicate.wang_seed", data, arguments, compute, cache=cache)
     return frames["table"], cached
 
@@ -430,19 +445,37 @@ def _wang_unit(data, *, seed: int) -> tuple[pd.DataFrame, bool, float]:
 
 
 def wang_models() -> dict:
-    """The three trainers as stored in provenance.json: fit_mf and its effective options."""
+    """The trainers as stored in provenance.json: function and effective options."""
     from recbias_tutorial.debiased_mf import fit_mf
 
-    defaults = {p: v.default for p, v in inspect.signature(fit_mf).parameters.items()
+    def defaults(function) -> dict:
+        return {p: v.default for p, v in inspect.signature(function).parameters.items()
                 if v.default is not inspect.Parameter.empty and p != "cache"}
+
     one = pd.DataFrame({"user": [0], "item": [0], "rating": [5.0]})  # the options, not the data
+    course = wang2025.course_trainers(one, n_users=1, n_items=1)
+    course["IPS-MF equal"] = wang2025.course_trainers(one, n_users=1, n_items=1,
+                                                      regularisation="equal")["IPS-MF"]
     pop = ("popularity, gamma = 0 (P_i ~ n_i^(1/2)) from the training counts, calibrated to "
            "the size of the log (wang2025.course_trainers)")
-    return {name: {"function": "recbias_tutorial.debiased_mf.fit_mf",
-                   "params": {**defaults, "epochs": WANG["epochs"], "seed": "the unit's seed",
-                              "threshold": "the dataset's", **kw,
-                              **({"propensity": pop} if "propensity" in kw else {})}}
-            for name, kw in wang2025.course_trainers(one, n_users=1, n_items=1).items()}
+    out = {}
+    for name, (family, trainer) in WANG_TRAINERS.items():
+        if family == "course":
+            kw = course[trainer]
+            out[name] = {"function": "recbias_tutorial.debiased_mf.fit_mf", "params": {
+                **defaults(fit_mf), "epochs": WANG["epochs"], "seed": "the unit's seed",
+                "threshold": "the dataset's", **kw,
+                **({"propensity": pop} if "propensity" in kw else {})}}
+        else:
+            params = {k: (list(v) if isinstance(v, tuple) else v)
+                      for k, v in defaults(wang2025.fit_autodebias).items()}
+            out[name] = {"function": "recbias_tutorial.replications.wang2025.fit_autodebias",
+                         "params": {**params, **wang2025.AUTODEBIAS_YAHOO[trainer],
+                                    "method": trainer, "seed": "the unit's seed",
+                                    "threshold": "the dataset's",
+                                    "propensity": "Naive Bayes P(O=1 | y) from the 5% uniform "
+                                                  "split" if trainer != "MF" else None}}
+    return out
 
 
 def run_wang(datasets: list[str], n_jobs: int, out: Path) -> None:
@@ -452,9 +485,13 @@ def run_wang(datasets: list[str], n_jobs: int, out: Path) -> None:
     provenance = _provenance(out, "wang2025", n_jobs, protocol={
         **{k: (list(v) if isinstance(v, tuple) else v) for k, v in WANG.items()},
         "scale": "the course's: the paper states no seeds",
-        "split": "seed s: paper_random_split(seed=s) (90% test, 10% held out, unused); "
-                 "test pairs in the training log dropped; training seed = s",
-        "training": "the whole MNAR log"}, models=wang_models())
+        "split": "seed s: wang2025.autodebias_split(seed=s) (AutoDebias's seed_randomly_split: "
+                 "5% uniform for the propensities, 5% validation for early stopping, 90% test)",
+        "training": "the whole MNAR log (labels +-1 at the threshold for the paper's trainers)",
+        "evaluation": "wang2025.convention_ladder on the 90% test set: URE Recall@k with all "
+                      "items / logged songs excluded as candidates, Recall@k_bar, each over "
+                      "users with a liked random song and over all test users"},
+        models=wang_models())
     for name in datasets:
         _run_seeds(_wang_unit, rb.load(name), name, WANG["seeds"], "seed", n_jobs, out, provenance)
 

@@ -476,6 +476,22 @@ MORE_CASES = [
      "train"),
     ("course_trainers item outside", lambda: wang2025.course_trainers(T, n_users=3, n_items=2),
      "train"),
+    ("course_trainers regularisation", lambda: wang2025.course_trainers(
+        T, n_users=3, n_items=12, regularisation="none"), "regularisation"),
+    ("autodebias_split generator seed", lambda: wang2025.autodebias_split(
+        RAND, seed=np.random.default_rng(0)), "seed"),
+    ("autodebias_split shares sum", lambda: wang2025.autodebias_split(
+        RAND, seed=0, uniform_share=0.5, validation_share=0.5), "uniform_share"),
+    ("signed_labels threshold", lambda: wang2025.signed_labels(RAND, threshold="4"), "threshold"),
+    ("fit_autodebias method", lambda: wang2025.fit_autodebias(
+        "DNS", T, uniform=T, validation=T, n_users=3, n_items=12, threshold=4.0, seed=0), "method"),
+    ("fit_autodebias epochs", lambda: wang2025.fit_autodebias(
+        "MF", T, uniform=T, validation=T, n_users=3, n_items=12, threshold=4.0, seed=0,
+        epochs=0), "epochs"),
+    ("convention_ladder train", lambda: wang2025.convention_ladder(
+        {"m": S[:2, :3]}, RAND, train=None, threshold=4.0), "train"),
+    ("ordering_over_seeds one model", lambda: wang2025.ordering_over_seeds(
+        pd.DataFrame({"a": [1.0, 2.0]})), "values"),
     # --- propensities
     ("popularity_propensity empty train", lambda: rb.popularity_propensity(E, 12, gamma=2.0),
      "train"),

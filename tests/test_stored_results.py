@@ -3,7 +3,7 @@
 
 Every results folder needs a provenance.json whose data checksums are the registry's, and a
 fixed random subsample of the stored numbers (three models x one seed per dataset, with the
-separate truth of the same models; for wang2025 the three trainers of one seed) is recomputed
+separate truth of the same models; for wang2025 every trainer of one seed) is recomputed
 from scratch and must agree to 1e-12: a change of code or data that moves a stored number
 fails CI until `make replicate` reruns.
 """
@@ -239,15 +239,17 @@ def test_yang2018_subsample_recomputes_to_1e12(monkeypatch):
 
 
 def test_wang2025_subsample_recomputes_to_1e12(monkeypatch):
-    """The three trainers of one seed (its split, fits, both schemes, paired), from scratch."""
-    from replicate import WANG, wang_seed
+    """Every trainer of one seed (its split, the paper's and the course's fits, the whole
+    convention ladder, how the paper's trainers stopped), from scratch."""
+    from replicate import WANG, WANG_TRAINERS, wang_seed
 
     tables, provenance = course.stored_results(RESULTS / "wang2025")
     assert set(tables) == {"yahoo_r3"}, "wang2025 is stored for Yahoo! R3 only"
     assert provenance["protocol"]["seeds"] == list(WANG["seeds"])
     assert provenance["protocol"]["epochs"] == WANG["epochs"]
     stored = tables["yahoo_r3"]
-    assert set(stored["model"]) == {"MF", "IPS-MF", "DR-MF"}
+    assert set(stored["model"]) == set(WANG_TRAINERS)
+    assert set(provenance["models"]) == set(WANG_TRAINERS)
     rng = np.random.default_rng(20261126)  # fixed: the same subsample on every build
     seed = int(rng.choice(WANG["seeds"]))
     monkeypatch.setenv("RECBIAS_FIT_CACHE", "0")

@@ -6,7 +6,9 @@ at the versions of the development environment (``pip freeze`` as constraints, s
 cache serves them and the fitted-score cache stays valid). Then every chapter (as ``.ipynb``,
 the full edition: solutions are raw cells that Run All skips) and every homework student
 notebook is copied alone into an empty folder, as a student uploads it to a JupyterHub where
-the instructor pip-installed the package, and executed there with that environment's kernel.
+the instructor pip-installed the package, and executed there with that environment's kernel
+(a homework notebook as handed out: only its answers still to write, ``...``, may fail, and
+every public check runs from the notebook's own metadata).
 The data come offline through the package's data-directory setting (``RECBIAS_DATA``); a
 stand-in is an error (``RECBIAS_REQUIRE_DATA=1``). Run by ``make test`` after the book build,
 whose run warms the caches the chapters read.
@@ -84,9 +86,10 @@ def test_the_installed_package_is_the_wheel_with_its_results(venv, tmp_path):
         assert f"\n{absent}==" not in f"\n{freeze}", f"{absent} is not a runtime dependency"
 
 
-def _execute(venv: Path, notebook: Path, folder: Path) -> dict:
+def _execute(venv: Path, notebook: Path, folder: Path, *, allow_errors: bool = False) -> dict:
     _run([str(venv / "bin" / "jupyter"), "nbconvert", "--to", "notebook", "--execute",
           "--ExecutePreprocessor.timeout=900", "--ExecutePreprocessor.kernel_name=python3",
+          *(["--allow-errors"] if allow_errors else []),
           "--output", "executed.ipynb", notebook.name], cwd=folder, env=_student_env(venv))
     return json.loads((folder / "executed.ipynb").read_text())
 
@@ -122,9 +125,16 @@ def test_every_homework_student_notebook_runs_alone(venv, student_notebooks, nam
     folder.mkdir()
     notebook = folder / f"{name}.ipynb"
     shutil.copyfile(student_notebooks[name], notebook)  # the notebook only: no tests/ beside it
-    executed = _execute(venv, notebook, folder)
+    executed = _execute(venv, notebook, folder, allow_errors=True)
     code = [c for c in executed["cells"] if c["cell_type"] == "code"]
-    errors = [o for c in code for o in c.get("outputs", []) if o.get("output_type") == "error"]
-    assert not errors, errors[:1]
-    checks = ["".join(c["source"]) for c in code if "grader.check(" in "".join(c["source"])]
-    assert checks, "no public check ran"
+    assert all(c.get("execution_count") for c in code), "a code cell did not run"
+    checks = 0
+    for cell in code:
+        source = "".join(cell["source"])
+        errors = [o for o in cell.get("outputs", []) if o.get("output_type") == "error"]
+        # as handed out, only an answer still to write may fail: its `...` placeholder
+        assert not errors or "..." in source, (source[:200], errors[0]["evalue"][:300])
+        if "grader.check(" in source:  # the public check runs from the notebook's metadata
+            checks += 1
+            assert cell.get("outputs") and not errors, (source, cell.get("outputs"))
+    assert checks >= 4, f"only {checks} public checks ran"

@@ -13,12 +13,19 @@ from typing import Any
 
 import pandas as pd
 
-from .._validation import check_feedback, check_int
+from .._validation import check_choice, check_feedback, check_int
 from ..debiased_mf import calibrate_propensity
 from ..propensity import popularity_propensity
 
 
-def course_trainers(train: pd.DataFrame, *, n_users: int, n_items: int) -> dict[str, dict[str, Any]]:
+#: ``regularisation`` of :func:`course_trainers`: the course's IPS-MF penalty (ten times
+#: MF's, ``reg=100``) or MF's own (``fit_mf``'s default), so that MF and IPS-MF differ only in
+#: the weights.
+REGULARISATION = ("course", "equal")
+
+
+def course_trainers(train: pd.DataFrame, *, n_users: int, n_items: int,
+                    regularisation: str = "course") -> dict[str, dict[str, Any]]:
     r"""The course's three MF trainers of Table 1, as options of ``fit_mf``.
 
     The propensities are Yang et al.'s popularity propensities with :math:`\gamma = 0`,
@@ -28,7 +35,8 @@ def course_trainers(train: pd.DataFrame, *, n_users: int, n_items: int) -> dict[
     size of the log); ``fit_mf`` clips them below at 0.05. The trainers:
 
     * ``"MF"``: the naive objective (every pair that is not a logged positive is a negative);
-    * ``"IPS-MF"``: logged positives weighted by :math:`1/P_i`, ``reg=100``;
+    * ``"IPS-MF"``: logged positives weighted by :math:`1/P_i`, ``reg=100`` (with
+      ``regularisation="equal"``: MF's ``reg``, so only the weights differ from MF);
     * ``"DR-MF"``: doubly robust joint learning with the same propensities.
 
     Everything else (factors, epochs, learning rate, ...) is ``fit_mf``'s default unless the
@@ -41,6 +49,8 @@ def course_trainers(train: pd.DataFrame, *, n_users: int, n_items: int) -> dict[
         propensities.
     n_users, n_items : int
         Size of the id spaces (the score matrix).
+    regularisation : {"course", "equal"}, default "course"
+        IPS-MF's penalty: the course's ``reg=100`` or MF's (see :data:`REGULARISATION`).
 
     Returns
     -------
@@ -51,7 +61,8 @@ def course_trainers(train: pd.DataFrame, *, n_users: int, n_items: int) -> dict[
     Raises
     ------
     ValueError
-        If ``n_users`` or ``n_items`` is not a positive int, or ``train`` is not a non-empty
+        If ``n_users`` or ``n_items`` is not a positive int, ``regularisation`` is unknown, or
+        ``train`` is not a non-empty
         feedback frame inside those id spaces.
 
     See Also
@@ -67,11 +78,15 @@ def course_trainers(train: pd.DataFrame, *, n_users: int, n_items: int) -> dict[
     {'MF': 'naive', 'IPS-MF': 'ips', 'DR-MF': 'dr'}
     >>> specs["IPS-MF"]["propensity"].round(3).tolist()  # sums to len(train) / n_users
     [0.621, 0.439, 0.439]
+    >>> "reg" in course_trainers(train, n_users=2, n_items=3, regularisation="equal")["IPS-MF"]
+    False
     """
     n_users = check_int(n_users, "n_users")
     n_items = check_int(n_items, "n_items")
+    regularisation = check_choice(regularisation, "regularisation", REGULARISATION)
     check_feedback(train, "train", n_users, n_items)
     pop = calibrate_propensity(popularity_propensity(train, n_items, gamma=0.0),
                                n_observed=len(train), n_users=n_users)
-    return {"MF": {}, "IPS-MF": {"method": "ips", "propensity": pop, "reg": 100},
+    ips = {"method": "ips", "propensity": pop, **({"reg": 100} if regularisation == "course" else {})}
+    return {"MF": {}, "IPS-MF": ips,
             "DR-MF": {"method": "dr", "propensity": pop}}

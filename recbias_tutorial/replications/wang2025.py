@@ -7,30 +7,43 @@ and estimates Recall@K without bias. Their Table 1 reports both schemes per mode
 random test set. This module holds:
 
 * :data:`PAPER_TABLE1` and :data:`PAPER_DATASETS` — the paper's Table 1 and Table 2, exactly;
-* :func:`paper_random_split` — the paper's Yahoo! R3 test set: 48,600 of the 54,000 random
-  ratings (Table 2), i.e. 90% of them, the other 10% held out (as in AutoDebias, whose
-  protocol the paper re-evaluates: a small part of the random data serves training and
-  validation of the debiasing method);
+* :func:`autodebias_split` — the paper's Yahoo! R3 test set: 48,600 of the 54,000 random
+  ratings (Table 2), the 90% test part of AutoDebias's 5% uniform / 5% validation / 90% test
+  split, drawn as its code draws it; :func:`paper_random_split` holds out the same 10% by a
+  seeded uniform draw of our own (one 10% part, as the chapter's first version did);
 * :func:`scheme_users` / :func:`scheme_table` — per model, the traditional Recall@K̄ and URE
   Recall@K on the same random data, per user and with intervals;
 * :func:`model_curves` — per model, the per-user curves of both schemes for many cut-offs,
   cached by the score matrix's content;
 * :func:`paired_bootstrap` — differences between models over the same users, with a paired
   bootstrap interval;
+* :func:`autodebias_split`, :func:`signed_labels`, :func:`fit_autodebias` — the paper's
+  trainers: MF, IPS and DR as in the AutoDebias baselines (Chen et al.'s code, whose split and
+  settings the paper re-evaluates; :data:`AUTODEBIAS_YAHOO`), in NumPy; AutoDebias and DNS
+  themselves are not implemented;
 * :func:`course_trainers` — the course's MF, IPS-MF and DR-MF trainers (not the paper's) and
-  their propensities, shared by chapter 5 and the stored full-scale run (``make replicate``).
+  their propensities, shared by chapter 5 and the stored full-scale run (``make replicate``);
+  ``regularisation="equal"`` gives IPS-MF MF's penalty (:data:`REGULARISATION`);
+* :func:`convention_ladder` — both schemes under each convention the paper leaves unstated
+  (:data:`CANDIDATES`, :data:`USERS`, K̄), and :func:`ordering_over_seeds` — paired tests of
+  each ordering of two models over seeds.
 """
 
 from __future__ import annotations
 
 import pandas as pd
 
-from ._wang2025_models import course_trainers
+from ._wang2025_ladder import CANDIDATES, USERS, convention_ladder, ordering_over_seeds
+from ._wang2025_models import REGULARISATION, course_trainers
 from ._wang2025_protocol import (model_curves, paired_bootstrap, paper_random_split, scheme_table,
                                  scheme_users, summarise_schemes)
+from ._wang2025_trainers import (AUTODEBIAS_YAHOO, AutoDebiasFit, autodebias_split,
+                                 fit_autodebias, signed_labels)
 
-__all__ = ["PAPER_DATASETS", "PAPER_TABLE1", "course_trainers", "model_curves",
-           "paired_bootstrap", "paper_random_split", "scheme_table", "scheme_users",
+__all__ = ["AUTODEBIAS_YAHOO", "AutoDebiasFit", "CANDIDATES", "PAPER_DATASETS", "PAPER_TABLE1",
+           "REGULARISATION", "USERS", "autodebias_split", "convention_ladder", "course_trainers",
+           "fit_autodebias", "model_curves", "ordering_over_seeds", "paired_bootstrap",
+           "paper_random_split", "scheme_table", "scheme_users", "signed_labels",
            "summarise_schemes"]
 
 #: Table 1 of Wang et al. (WWW 2025), "The evaluation results by URE", exactly as printed.
