@@ -32,11 +32,12 @@ notebooks: $(STAMP)
 
 ## make test: unit, statistical and doc tests, then the book build, then checks on the built site
 ## (static checks, and every chapter page in headless Chromium: console, charts, maths, solutions),
-## then every chapter opened in JupyterLab and run (Run All) as a student does
+## then every chapter opened in JupyterLab and run (Run All) as a student does, then the wheel in a
+## fresh virtual environment running every chapter and homework notebook alone in an empty folder
 test: $(STAMP)
-	$(BIN)/python -m pytest -q --ignore=tests/test_site.py --ignore=tests/test_browser.py --ignore=tests/test_lab.py
+	$(BIN)/python -m pytest -q --ignore=tests/test_site.py --ignore=tests/test_browser.py --ignore=tests/test_lab.py --ignore=tests/test_wheel.py
 	$(JB)
-	RECBIAS_REQUIRE_SITE=1 $(BIN)/python -m pytest -q tests/test_site.py tests/test_browser.py tests/test_lab.py
+	RECBIAS_REQUIRE_SITE=1 $(BIN)/python -m pytest -q tests/test_site.py tests/test_browser.py tests/test_lab.py tests/test_wheel.py
 
 ## make homework: the problem sets of homework/ for otter-grader, in _build/homework: student/<set>/
 ## (notebook + public checks), autograder/<set>.zip (all tests) and solutions/<set>.ipynb
