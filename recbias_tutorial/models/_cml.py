@@ -137,6 +137,9 @@ def _sample_negatives(rng: np.random.Generator, users: np.ndarray, seen: np.ndar
                       n: int) -> np.ndarray:
     """``n`` distinct items per user, uniform over the items it has no training pair with."""
     n_items = seen.shape[1]
+    if (n_items - seen[users].sum(axis=1) < n).any():
+        raise ValueError(f"every user needs at least n_negatives={n} items without a training "
+                         "pair to draw negatives from")
     out = rng.integers(0, n_items, size=(len(users), n))
     while True:
         bad = seen[users[:, None], out]
