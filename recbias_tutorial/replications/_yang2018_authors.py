@@ -183,14 +183,16 @@ def sampled_candidates(train: pd.DataFrame, val: pd.DataFrame, *, n_users: int, 
     excluded = positives | _pair_mask(train, n_users, n_items)
     n_pos = positives.sum(axis=1)
     kept = np.where(n_pos > 0, np.clip(np.minimum(n_negatives, keep_last - n_pos), 0, None), 0)
+    kept = np.minimum(kept, n_items - excluded.sum(axis=1))  # all there is to draw from
     keys = rng.random((n_users, n_items))
     keys[excluded] = 2.0  # never drawn
-    rank = np.argsort(np.argsort(keys, axis=1, kind="stable"), axis=1, kind="stable")
-    return positives | ((rank < kept[:, None]) & ~excluded)
+    # the kept_u smallest keys of a row: below or at the row's kept_u-th smallest key
+    cut = np.take_along_axis(np.sort(keys, axis=1), np.maximum(kept - 1, 0)[:, None], axis=1)
+    return positives | ((keys <= cut) & (kept[:, None] > 0) & ~excluded)
 
 
 def user_terms(scores: np.ndarray, candidates: np.ndarray, positives: pd.DataFrame,
-               counts: np.ndarray, *, k: int, gammas: Mapping[str, float],
+               counts: np.ndarray, *, k: int | Sequence[int], gammas: Mapping[str, float],
                chunk: int = 4096) -> pd.DataFrame:
     r"""Per-user self-normalised terms of ``calc_metrics`` / ``eq`` for each gamma.
 
@@ -209,8 +211,9 @@ def user_terms(scores: np.ndarray, candidates: np.ndarray, positives: pd.DataFra
         ``user``, ``item`` of the positives ranked.
     counts : numpy.ndarray
         Training count of each item.
-    k : int
-        Recall cut-off.
+    k : int or sequence of int
+        Recall cut-off; with several, the columns gain a first level ``k`` (the positions
+        are computed once).
     gammas : mapping label -> gamma
         ``-1`` is AOA.
 
@@ -218,7 +221,8 @@ def user_terms(scores: np.ndarray, candidates: np.ndarray, positives: pd.DataFra
     -------
     pandas.DataFrame
         Index ``user`` (users with a positive of nonzero count), columns
-        ``(metric, label)`` for metric in ``recall``, ``auc``.
+        ``(metric, label)`` for metric in ``recall``, ``auc`` (``(k, metric, label)`` when
+        ``k`` is a sequence).
 
     Raises
     ------
@@ -247,16 +251,18 @@ def user_terms(scores: np.ndarray, candidates: np.ndarray, positives: pd.DataFra
                                   & candidates[uu]).sum(axis=1)
     size = candidates.sum(axis=1)[u]
     users, inverse = np.unique(u, return_inverse=True)
-    gains = {"recall": (z < k).astype(float), "auc": 1.0 - z / size}
+    ks = [k] if np.isscalar(k) else list(k)
     out = {}
-    for metric, c in gains.items():
-        for label, gamma in gammas.items():
-            w = np.power(counts[i].astype(float), -(gamma + 1.0) / 2.0)
-            out[(metric, label)] = (np.bincount(inverse, weights=w * c)
-                                    / np.bincount(inverse, weights=w))
+    for cut in ks:
+        gains = {"recall": (z < cut).astype(float), "auc": 1.0 - z / size}
+        for metric, c in gains.items():
+            for label, gamma in gammas.items():
+                w = np.power(counts[i].astype(float), -(gamma + 1.0) / 2.0)
+                out[(cut, metric, label)] = (np.bincount(inverse, weights=w * c)
+                                             / np.bincount(inverse, weights=w))
     frame = pd.DataFrame(out, index=pd.Index(users, name="user"))
-    frame.columns = pd.MultiIndex.from_tuples(frame.columns, names=["metric", "estimator"])
-    return frame
+    frame.columns = pd.MultiIndex.from_tuples(frame.columns, names=["k", "metric", "estimator"])
+    return frame.droplevel("k", axis=1) if np.isscalar(k) else frame
 
 
 def reading_rows(estimate: pd.DataFrame, truth: pd.DataFrame, reading: Reading,
@@ -334,10 +340,8 @@ def evaluate_readings(scores: np.ndarray, train: pd.DataFrame, val: pd.DataFrame
             else:
                 cand = ~seen
                 pos = val if kind == "full-mnar" else mar_pos
-            ks = sorted({r.k for r in readings})
-            terms[(kind, draw)] = pd.concat(
-                {k: user_terms(scores, cand, pos, counts, k=k, gammas=gammas) for k in ks},
-                axis=1, names=["k"])
+            terms[(kind, draw)] = user_terms(scores, cand, pos, counts,
+                                             k=sorted({r.k for r in readings}), gammas=gammas)
         return terms[(kind, draw)]
 
     rows = []
