@@ -31,7 +31,8 @@ def authors_split_table(models: Mapping[str, Any], data: FeedbackData, *, seed: 
     fitted on the training positives (``PMF (authors)`` on
     :func:`~recbias_tutorial.replications.yang2018.pmf_training`'s table; model seed as
     built), then :func:`~recbias_tutorial.replications.yang2018.evaluate_readings` with
-    ``n_negatives[model]`` sampled negatives (default :data:`N_NEGATIVES`, else 200).
+    ``n_negatives[model]`` sampled negatives (default 300 for U-CML and A-CML, as in the
+    authors' CML scripts, else 200).
 
     Parameters
     ----------

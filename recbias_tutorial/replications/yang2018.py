@@ -41,9 +41,9 @@ from __future__ import annotations
 import pandas as pd
 
 from . import _yang2018_protocol as _proto
-from ._yang2018_authors import (AUTHORS, COURSE, LADDER, Reading, authors_models,
-                                authors_split, evaluate_readings, pmf_training, reading_rows,
-                                sampled_candidates, user_terms)
+from . import _yang2018_authors as _authors
+from ._yang2018_authors import (Reading, authors_models, authors_split, evaluate_readings,
+                                pmf_training, reading_rows, sampled_candidates, user_terms)
 from ._yang2018_extensions import agreement_table, course_models, estimate_models, summarise
 from ._yang2018_protocol import same_users, snips_protocols, split_user_table, user_table
 from ._yang2018_runs import authors_split_table, mae_summary, snips_reduction
@@ -75,3 +75,16 @@ PAPER_MAE_RECALL: pd.DataFrame = pd.DataFrame(
     columns=["AOA", "SNIPS γ=1.5", "SNIPS γ=2.0", "SNIPS γ=2.5", "SNIPS γ=3.0"])
 
 Protocol = _proto.Protocol  # (test set, propensity or None, estimator name)
+
+#: The authors' Section 5 protocol, the replication: sampled negatives (200 / 300, the last 300
+#: entries kept), Recall@1, the MAR truth ranked among each user's own MAR songs, each side
+#: over its own users, MAE = |aggregate estimate - aggregate truth|.
+AUTHORS: Reading = _authors.AUTHORS
+
+#: The course's earlier reading of the slides, a named alternative: full-catalogue candidates on
+#: both sides, Recall@10, common users, mean of per-user gaps.
+COURSE: Reading = _authors.COURSE
+
+#: From :data:`AUTHORS` to :data:`COURSE` one change at a time: MNAR candidates, MAR candidates,
+#: K, user set, per-user MAE.
+LADDER: tuple[Reading, ...] = _authors.LADDER
