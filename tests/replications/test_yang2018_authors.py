@@ -258,3 +258,27 @@ def test_cml_refuses_bad_input():
         CML(seed=None)
     with pytest.raises(ValueError, match="k"):
         CML(k=0, seed=0)
+
+
+def test_evaluate_readings_authors_estimate_is_calc_metrics_on_the_sampled_lists():
+    world = rb.simulate(60, 40, seed=4)
+    train, val, truth = yang2018.authors_split(world, seed=1)
+    scores = np.random.default_rng(1).integers(0, 5, (world.n_users, world.n_items)).astype(float)
+    out = yang2018.evaluate_readings(scores, train, val, truth, n_items=world.n_items,
+                                     threshold=world.threshold, readings=[yang2018.AUTHORS],
+                                     gammas={"g": 2.0}, n_negatives=8, draws=[3], seed=1)
+    got = out.set_index(["metric", "estimator", "quantity"])["value"]
+    cand = yang2018.sampled_candidates(train, val, n_users=world.n_users, n_items=world.n_items,
+                                       n_negatives=8, seed=[1, 3])
+    counts = np.bincount(train["item"], minlength=world.n_items)
+    Ni = {i: int(c) for i, c in enumerate(counts) if c > 0}
+    user_items, results, n_pos = {}, {}, {}
+    for u, part in val.groupby("user"):
+        p = part["item"].tolist()
+        negs = [i for i in np.flatnonzero(cand[u]) if i not in p]
+        user_items[u] = negs + p
+        results[u], n_pos[u] = [scores[u, i] for i in user_items[u]], len(p)
+    for label, gamma in (("AOA", -1.0), ("g", 2.0)):
+        ref = authors_calc(user_items, results, n_pos, Ni, gamma, 1)
+        for metric in ("recall", "auc"):
+            assert got[(metric, label, "estimate")] == pytest.approx(ref[metric], abs=1e-12)
