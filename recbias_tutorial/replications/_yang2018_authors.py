@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -353,70 +352,3 @@ def evaluate_readings(scores: np.ndarray, train: pd.DataFrame, val: pd.DataFrame
             rows.append(reading_rows(est, tru, reading).assign(reading=reading.name, draw=draw))
     out = pd.concat(rows, ignore_index=True)
     return out[["reading", "draw", "metric", "estimator", "quantity", "users", "value"]]
-
-
-def pmf_training(train: pd.DataFrame, *, n_items: int, seed: int | np.random.Generator
-                 ) -> pd.DataFrame:
-    """``PointwiseSampler(pos_ratio=0.5)`` as one fixed draw: positives (1) + negatives (0).
-
-    OpenRec's PMF sees batches of half positives and half (uniform training user, uniform
-    item it has no training pair with) labelled 0, drawn afresh for every batch; Cornac's PMF
-    fits a fixed rating table, so the negatives here are one draw of the same size.
-
-    Examples
-    --------
-    >>> tr = pd.DataFrame({"user": [0, 1], "item": [0, 1], "rating": 5.0})
-    >>> out = pmf_training(tr, n_items=30, seed=0)
-    >>> out["rating"].value_counts().sort_index().tolist()  # duplicate draws are dropped
-    [2, 2]
-    """
-    rng = np.random.default_rng(seed)
-    users = np.unique(train["user"].to_numpy())
-    n_users = int(users.max()) + 1
-    seen = _pair_mask(train, n_users, n_items)
-    u = rng.choice(users, size=len(train))
-    i = rng.integers(0, n_items, size=len(train))
-    while (bad := seen[u, i]).any():
-        i[bad] = rng.integers(0, n_items, size=int(bad.sum()))
-    neg = pd.DataFrame({"user": u, "item": i, "rating": 0.0}).drop_duplicates(["user", "item"])
-    pos = train[["user", "item"]].assign(rating=1.0)
-    return pd.concat([pos, neg], ignore_index=True)
-
-
-def authors_models(*, n_train: int, n_iter: int = 10001, batch_size: int = 8000,
-                   seed: int = 1) -> dict[str, Any]:
-    """The slides' four models with the authors' settings where the library has them.
-
-    ``U-CML`` / ``A-CML``: :class:`recbias_tutorial.models.CML` (numpy copy of OpenRec's CML /
-    WCML: every setting). ``BPR``: Cornac BPR with ``k=50``, ``lambda_reg=0.001`` and as many
-    epochs as ``n_iter`` batches of ``batch_size`` samples cover (Cornac trains by plain SGD, one
-    sample at a time: no Adam, no batches). ``PMF``: Cornac PMF, ``variant="non_linear"``
-    (sigmoid of the dot product fitted by squared error, OpenRec's ``PointwiseMSE`` with
-    ``sigmoid=True``), ``k=50``, ``lambda_reg=0.001``, on :func:`pmf_training`'s table, epochs
-    likewise (RMSProp, no item bias, no Adam).
-
-    Examples
-    --------
-    >>> sorted(authors_models(n_train=100_000, n_iter=11))
-    ['A-CML', 'BPR (authors)', 'PMF (authors)', 'U-CML']
-    """
-    import cornac
-
-    from ..models import CML
-
-    epochs = int(np.ceil(n_iter * batch_size / max(n_train, 1)))
-    return {
-        "U-CML": CML(weighted=False, n_iter=n_iter, batch_size=batch_size, seed=seed),
-        "A-CML": CML(weighted=True, n_iter=n_iter, batch_size=batch_size, seed=seed),
-        "BPR (authors)": cornac.models.BPR(k=50, lambda_reg=0.001, max_iter=epochs, seed=seed,
-                                           verbose=False, name="BPR (authors)"),
-        "PMF (authors)": cornac.models.PMF(k=50, lambda_reg=0.001, max_iter=max(epochs // 2, 1),
-                                           variant="non_linear", seed=seed, verbose=False,
-                                           name="PMF (authors)"),
-    }
-
-
-#: Negatives sampled per user on the MNAR side: 200 in pmf/bpr_yahoo_val.py, 300 in the CML
-#: notebook and wcml_yahoo_val.py; the course's models get the PMF/BPR scripts' 200.
-N_NEGATIVES = {"U-CML": 300, "A-CML": 300}
-DEFAULT_NEGATIVES = 200

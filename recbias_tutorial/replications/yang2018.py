@@ -42,11 +42,12 @@ import pandas as pd
 
 from . import _yang2018_protocol as _proto
 from . import _yang2018_authors as _authors
-from ._yang2018_authors import (Reading, authors_models, authors_split, evaluate_readings,
-                                pmf_training, reading_rows, sampled_candidates, user_terms)
+from ._yang2018_authors import (Reading, authors_split, evaluate_readings, reading_rows,
+                                sampled_candidates, user_terms)
 from ._yang2018_extensions import agreement_table, course_models, estimate_models, summarise
 from ._yang2018_protocol import same_users, snips_protocols, split_user_table, user_table
-from ._yang2018_runs import authors_split_table, mae_summary, snips_reduction
+from ._yang2018_runs import (authors_models, authors_split_table, mae_summary, pmf_training,
+                             snips_reduction)
 from ._yang2018_tables import mae_over_splits, per_model_mae
 
 __all__ = ["AUTHORS", "COURSE", "GAMMAS", "LADDER", "PAPER_MAE_RECALL", "Reading",
