@@ -271,7 +271,7 @@ class CML(Recommender):
         return self
 
     def score(self, user_idx: int, item_idx: int | None = None):
-        """OpenRec's serving score ``2 u.v + b - |v|^2`` (the distance score plus |u|^2)."""
+        """OpenRec's serving score ``2 u.v + b - |v|^2`` (the distance score plus ``|u|^2``)."""
         if self.U is None:
             raise ScoreException(f"{self.name} is not fitted")
         s = 2.0 * self.V @ self.U[user_idx] + self.b - np.einsum("ij,ij->i", self.V, self.V)

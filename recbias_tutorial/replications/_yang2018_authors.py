@@ -59,18 +59,20 @@ class Reading:
     ----------
     name : str
         Label shown in tables.
-    estimate : {"sampled", "full"}
-        Candidates of the MNAR (estimate) side: the authors' sampled negatives + positives,
-        or every item without a training pair.
-    truth : {"mar", "full"}
-        Candidates of the MAR (truth) side: the user's MAR-rated items, or every item
-        without a training pair.
+    estimate : str
+        Candidates of the MNAR (estimate) side: ``"sampled"`` (the authors' sampled
+        negatives and the positives) or ``"full"`` (every item without a training pair).
+    truth : str
+        Candidates of the MAR (truth) side: ``"mar"`` (the user's MAR-rated items) or
+        ``"full"`` (every item without a training pair).
     k : int
         Recall cut-off.
-    users : {"own", "common"}
-        Each side over its own users, or both over the users present on both sides.
-    mae : {"aggregate", "per_user"}
-        :math:`|\\hat R - R|` of the means, or the mean of per-user gaps (common users only).
+    users : str
+        ``"own"`` (each side over its own users) or ``"common"`` (both over the users present
+        on both sides).
+    mae : str
+        ``"aggregate"`` (:math:`|\\hat R - R|` of the means) or ``"per_user"`` (the mean of
+        per-user gaps, common users only).
     """
 
     name: str

@@ -79,7 +79,7 @@ Protocol = _proto.Protocol  # (test set, propensity or None, estimator name)
 
 #: The authors' Section 5 protocol, the replication: sampled negatives (200 / 300, the last 300
 #: entries kept), Recall@1, the MAR truth ranked among each user's own MAR songs, each side
-#: over its own users, MAE = |aggregate estimate - aggregate truth|.
+#: over its own users, MAE = ``|aggregate estimate - aggregate truth|``.
 AUTHORS: Reading = _authors.AUTHORS
 
 #: The course's earlier reading of the slides, a named alternative: full-catalogue candidates on
