@@ -1,8 +1,8 @@
 r"""Collaborative metric learning as Yang et al. trained it (OpenRec legacy ``CML`` / ``WCML``).
 
 No maintained library ships CML (Hsieh et al., WWW 2017) with the weighting Yang et al. used:
-Cornac 3.0.1 has no metric-learning model, and OpenRec, the authors' own framework, is an
-unmaintained TensorFlow 1 code base. :class:`CML` is a small numpy copy of OpenRec legacy's two
+Cornac 3.0.1 has no metric-learning model, and OpenRec, the authors' own framework, last
+released in 2020 (0.3.0) and needs TensorFlow 1. :class:`CML` is a small numpy copy of OpenRec legacy's two
 losses, as ``experiments_section_5/experiment_cml_yahoo_train.ipynb`` and
 ``wcml_yahoo_train.py`` of ylongqi/unbiased-offline-recommender-evaluation configure them:
 
