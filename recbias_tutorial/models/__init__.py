@@ -5,6 +5,7 @@
   :func:`fit_scorer` returns a :class:`~recbias_tutorial.Scorer` instead (bounded memory);
 * :func:`batch_scorer` scores many users at once for the known Cornac families;
 * :class:`AvgRating`, :class:`PosPop`, :class:`RandomScores`: baselines Cornac lacks;
+* :class:`CML`: collaborative metric learning as Yang et al. trained it (Cornac has none);
 * :func:`model_zoo`: many seeded models of the Cornac families for comparing protocols;
 * :func:`clear_fit_cache`: empties the on-disk cache of fitted score matrices that
   :func:`fit_scores`, :func:`iter_scores` and :func:`score_models` read before fitting.
@@ -25,6 +26,7 @@ with warnings.catch_warnings():  # Cornac imports tqdm.auto, which warns when ip
     import cornac  # noqa: F401  (first import here, so the warning never reaches a page)
 
 from ._baselines import AvgRating, PosPop, RandomScores
+from ._cml import CML
 from ._cache import FitCacheWarning, clear_fit_cache
 from ._fit import (UNKNOWN_USER_SCORE, fit_scorer, fit_scores, iter_scores, score_models,
                    to_cornac_dataset)
@@ -37,6 +39,7 @@ __all__ = [
     "UNKNOWN_USER_SCORE",
     "AvgRating",
     "BatchScorer",
+    "CML",
     "FitCacheWarning",
     "PosPop",
     "RandomScores",

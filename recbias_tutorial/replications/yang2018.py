@@ -16,7 +16,17 @@ by their error against the truth. This module runs that comparison for any set o
 * :func:`split_user_table` / :func:`mae_over_splits` — the whole protocol on a dataset (split,
   fit, evaluate) for one split seed or several, kept in the on-disk cache;
 * :func:`course_models` — the course's seven recommenders (not the paper's), shared by
-  chapter 2 and the stored full-scale run (``make replicate``).
+  chapter 2 and the stored full-scale run (``make replicate``);
+* **the authors' protocol** of Section 5 as ylongqi/unbiased-offline-recommender-evaluation ran
+  it — :data:`AUTHORS` (sampled negatives, last 300 kept, K = 1, MAR truth over each user's own
+  MAR-rated songs, each side over its own users, MAE = gap between the aggregates),
+  :data:`COURSE` (the course's full-catalogue reading, a named alternative) and :data:`LADDER`
+  (one change at a time from one to the other), as :class:`Reading` values;
+  :func:`authors_split`, :func:`sampled_candidates`, :func:`user_terms`,
+  :func:`reading_rows`, :func:`evaluate_readings` (each step, with the authors' file and
+  function it follows), :func:`authors_models` / :func:`pmf_training` (U-CML, A-CML, BPR and
+  PMF with the authors' settings), :func:`authors_split_table` (one split, every reading,
+  every negative draw), :func:`mae_summary` and :func:`snips_reduction`.
 
 The exponent :math:`\gamma` is, in the paper, the popularity exponent of the serving policy,
 :math:`P^{\text{select}}_i \propto (n^*_i)^\gamma` (Steck 2011), "estimated from known online
@@ -31,13 +41,21 @@ from __future__ import annotations
 import pandas as pd
 
 from . import _yang2018_protocol as _proto
+from . import _yang2018_authors as _authors
+from ._yang2018_authors import (Reading, authors_split, evaluate_readings, reading_rows,
+                                sampled_candidates, user_terms)
 from ._yang2018_extensions import agreement_table, course_models, estimate_models, summarise
 from ._yang2018_protocol import same_users, snips_protocols, split_user_table, user_table
+from ._yang2018_runs import (authors_models, authors_split_table, mae_summary, pmf_training,
+                             snips_reduction)
 from ._yang2018_tables import mae_over_splits, per_model_mae
 
-__all__ = ["GAMMAS", "PAPER_MAE_RECALL", "agreement_table", "course_models", "estimate_models",
-           "mae_over_splits", "per_model_mae", "same_users", "snips_protocols", "split_user_table",
-           "summarise", "user_table"]
+__all__ = ["AUTHORS", "COURSE", "GAMMAS", "LADDER", "PAPER_MAE_RECALL", "Reading",
+           "agreement_table", "authors_models", "authors_split", "authors_split_table",
+           "course_models", "estimate_models", "evaluate_readings", "mae_over_splits",
+           "mae_summary", "per_model_mae", "pmf_training", "reading_rows", "same_users",
+           "sampled_candidates", "snips_protocols", "snips_reduction", "split_user_table",
+           "summarise", "user_table", "user_terms"]
 
 #: The sensitivity grid of the popularity exponent gamma used by the paper.
 GAMMAS: tuple[float, ...] = _proto.GAMMAS
@@ -47,7 +65,8 @@ GAMMAS: tuple[float, ...] = _proto.GAMMAS
 #: then SNIPS at gamma = 1.5, 2.0, 2.5, 3.0). Source: Yang et al., RecSys 2018, talk slides
 #: (/work/shared/papers/002_*.txt, first rendering of the slide; the second rendering of the
 #: same slide is garbled by the slide animation and is not used). U-CML / A-CML are
-#: collaborative metric learning variants; BPR and PMF as usual.
+#: collaborative metric learning with uniform weights (OpenRec's CML) and with WARP-style
+#: approximated-rank weights (OpenRec's WCML); BPR and PMF as usual.
 PAPER_MAE_RECALL: pd.DataFrame = pd.DataFrame(
     [[0.401, 0.270, 0.260, 0.253, 0.248],
      [0.399, 0.274, 0.264, 0.258, 0.253],
@@ -57,3 +76,16 @@ PAPER_MAE_RECALL: pd.DataFrame = pd.DataFrame(
     columns=["AOA", "SNIPS γ=1.5", "SNIPS γ=2.0", "SNIPS γ=2.5", "SNIPS γ=3.0"])
 
 Protocol = _proto.Protocol  # (test set, propensity or None, estimator name)
+
+#: The authors' Section 5 protocol, the replication: sampled negatives (200 / 300, the last 300
+#: entries kept), Recall@1, the MAR truth ranked among each user's own MAR songs, each side
+#: over its own users, MAE = ``|aggregate estimate - aggregate truth|``.
+AUTHORS: Reading = _authors.AUTHORS
+
+#: The course's earlier reading of the slides, a named alternative: full-catalogue candidates on
+#: both sides, Recall@10, common users, mean of per-user gaps.
+COURSE: Reading = _authors.COURSE
+
+#: From :data:`AUTHORS` to :data:`COURSE` one change at a time: MNAR candidates, MAR candidates,
+#: K, user set, per-user MAE.
+LADDER: tuple[Reading, ...] = _authors.LADDER
