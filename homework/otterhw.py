@@ -316,6 +316,9 @@ def grade(submissions: Path, out: Path, homework: Path = DEFAULT_OUT, *,
             continue
         who[path] = (student_of(path, set_name), set_name)
         tasks.append((path, (path, zips[set_name], time_limit)))
+    import nbconvert.preprocessors  # noqa: F401 - imported once here, inherited by each fork
+    import otter.api  # noqa: F401
+
     hard = time_limit + 2 * TEST_ALLOWANCE + 60  # only a notebook deaf to interrupts gets here
     done = run_pool(tasks, grade_one, n_jobs=n_jobs, hard_limit=hard)
     counts = {"graded": 0, "timed out": 0, "not graded": 0}
