@@ -12,11 +12,12 @@ restore the file or run ``make replicate``; in an installed package, reinstall i
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from importlib import resources
 from pathlib import Path
+
+from .data._files import sha256sum
 
 #: The package folder (inside ``recbias_tutorial``) that holds one sub-folder per paper.
 RESULTS_FOLDER = "results"
@@ -32,15 +33,6 @@ def stored_papers() -> list[str]:
     root = results_root()
     return sorted(p.name for p in root.iterdir() if (p / "provenance.json").is_file()) \
         if root.is_dir() else []
-
-
-def file_sha256(path: str | os.PathLike) -> str:
-    """The sha256 of a file's bytes, hex."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def _checkout_root() -> Path | None:
@@ -111,7 +103,7 @@ def read_stored_results(results: str | os.PathLike) -> tuple[dict, dict]:
         if recorded is None:
             raise ValueError(f"{folder}: provenance.json records no sha256 for {path.name}, so "
                              "it cannot be checked: run `make replicate` again")
-        if file_sha256(path) != recorded:
+        if sha256sum(path) != recorded:
             raise ValueError(f"{folder}: {path.name} is not the file `make replicate` wrote "
                              f"(its sha256 differs from provenance.json's): it was edited or "
                              f"damaged; {_advice(paper)}")

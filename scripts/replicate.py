@@ -62,8 +62,9 @@ from joblib import Parallel, delayed
 from tqdm.std import tqdm
 
 import recbias_tutorial as rb
-from recbias_tutorial._stored_results import file_sha256, results_root
+from recbias_tutorial._stored_results import results_root
 from recbias_tutorial.data import _registry
+from recbias_tutorial.data._files import sha256sum
 from recbias_tutorial.replications import carraro2022, wang2025, yang2018
 from recbias_tutorial.replications import jadidinejad2021 as jad
 
@@ -146,7 +147,7 @@ def _dataset_record(out: Path, name: str, rows: pd.DataFrame, wall: float, **ext
     """The provenance of one dataset's written file: its sha256 (reading refuses a file that
     differs), data checksums, size, wall time, memory."""
     path = out / f"{name}.csv"
-    return {"file": path.name, "sha256": file_sha256(path), "rows": len(rows),
+    return {"file": path.name, "sha256": sha256sum(path), "rows": len(rows),
             "models": int(rows["model"].nunique()), "git_commit": START_COMMIT,
             "data_sha256": {f: h for f, h in _registry.SHA256[name].items() if h},
             "wall_seconds": round(wall, 1), **extra, **_peak_memory()}
