@@ -28,11 +28,12 @@ from typing import Any
 
 import numpy as np
 
+from ._findings import FindingFailed, check_finding
 from ._params import Interval, declare
 from .data import FeedbackData, StandinWarning
 
-__all__ = ["LAB_RENDERER", "RENDERER", "glue", "glue_values", "setup", "standin_notice",
-           "stored_results", "table"]
+__all__ = ["LAB_RENDERER", "RENDERER", "FindingFailed", "finding", "glue", "glue_values", "setup",
+           "standin_notice", "stored_results", "table"]
 
 #: Name under which :func:`setup` registers the renderer of the built site.
 RENDERER = "recbias_offline"
@@ -186,6 +187,61 @@ def glue(name: str, value: Any, display: bool = False) -> None:
         # else: a notebook where only the package is installed (a hub, Colab): the kernel
         # variable below is what JupyterLab's {eval} reads
         shell.user_ns[name] = value
+
+
+def finding(name: str, text: str, *, holds: str, **numbers: Any) -> str:
+    """State a finding: check it against its numbers, then publish its words and numbers.
+
+    The page quotes the words with ``{eval}`name``` inside prose written around them, so
+    only the verdict words and the numbers come from the check. A finding whose condition
+    is false raises :class:`FindingFailed`, which fails the book build, naming the finding,
+    its condition and its numbers: a run that changes the evidence cannot leave a sentence
+    behind that no longer holds.
+
+    Parameters
+    ----------
+    name : str
+        A Python identifier, e.g. ``"ch2_f_snips_worse"``. The words are published under
+        it and each number under ``f"{name}_{key}"`` (as :func:`glue` does).
+    text : str
+        The words shown, a format string over the numbers, e.g.
+        ``"raises the MAE for {n_worse} of the four models"``.
+    holds : str
+        The condition that makes the finding true: a Python expression over the numbers
+        (comparisons, arithmetic, ``abs``, ``min``, ``max``, ``all``, ``any``, ``len``,
+        ``sum``, ``round``, ``set``, ``sorted``), e.g. ``"n_worse >= 3"``.
+    **numbers
+        The numbers (or short strings) the finding rests on.
+
+    Returns
+    -------
+    str
+        The words, ``text`` formatted with the numbers.
+
+    Raises
+    ------
+    FindingFailed
+        If the condition is false for these numbers.
+    ValueError
+        If ``name`` is not an identifier, ``text`` names a field it was not given, the
+        condition is not an expression over the numbers, or a number is NaN or infinite.
+
+    Examples
+    --------
+    >>> finding("ch0_f_cut", "cuts the error by {cut:.0%}", holds="cut > 0.3", cut=0.42)
+    'cuts the error by 42%'
+    >>> finding("ch0_f_cut", "cuts the error by {cut:.0%}", holds="cut > 0.3", cut=0.12)
+    ... # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    recbias_tutorial._findings.FindingFailed: finding 'ch0_f_cut' no longer holds: `cut > 0.3` is false for cut = 0.12...
+    """
+    words = check_finding(name, text, holds=holds, **numbers)
+    glue(name, words)
+    for key, value in numbers.items():
+        if isinstance(_plain(value), (int, float, str)):
+            glue(f"{name}_{key}", value)
+    return words
 
 
 def _building_site() -> bool:
