@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 JB     := $(BIN)/jupyter-book build . -W -n --keep-going
 
-.PHONY: book student notebooks test pytest site-test lab bench clean clean-cache homework grade replicate
+.PHONY: book student notebooks test pytest site-test lab bench clean clean-cache homework grade replicate report
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -57,6 +57,12 @@ grade: $(STAMP)
 ## again after an interruption), stored with provenance in recbias_tutorial/results/<paper>/
 replicate: $(STAMP)
 	$(BIN)/python scripts/replicate.py
+	$(BIN)/python -m recbias_tutorial.replications.report
+
+## make report: the replication report (each paper's headline numbers, ours beside them, a
+## verdict each) from the stored results, to recbias_tutorial/results/report.csv
+report: $(STAMP)
+	$(BIN)/python -m recbias_tutorial.replications.report
 
 ## make bench: every benchmark figure in one run (time, peak memory, ratios to Cornac / argpartition)
 bench: $(STAMP)

@@ -22,7 +22,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 #: The verdict scale of the replication report, strongest first.
-VERDICTS: tuple[str, ...] = ("reproduced", "same direction, other level", "differs")
+VERDICTS: tuple[str, ...] = ("reproduced within our interval", "same direction, other level", "differs")
 
 #: What a condition may call besides the finding's own numbers.
 _ALLOWED_CALLS = {"abs": abs, "min": min, "max": max, "all": all, "any": any, "len": len,
@@ -153,16 +153,19 @@ def check_finding(name: str, text: str, *, holds: str, **numbers_: Any) -> str:
     return words
 
 
-def verdict(paper: float, ours: Any, *, reference: float | None = None,
-            level: float = 0.95) -> Verdict:
+def verdict(paper: float, ours: Any, *, reference: float | None = None, level: float = 0.95,
+            interval: tuple[float, float] | None = None) -> Verdict:
     """Grade one headline number on the report's fixed scale.
 
-    * ``"reproduced"``: the paper's value lies in our ``level`` confidence interval of the
+    * ``"reproduced within our interval"``: the paper's value lies in our ``level`` confidence interval of the
       mean over seeds or repetitions (Student's t; with one value, only equality);
     * ``"same direction, other level"``: not reproduced, but the paper's value and our
       mean lie on the same side of ``reference`` (an effect's zero, or the value the
       paper compares against);
     * ``"differs"``: neither.
+
+    ``interval`` replaces the t interval by one computed elsewhere (e.g. a bootstrap band
+    around a single point value ``ours``).
     """
     from scipy import stats
 
@@ -177,7 +180,11 @@ def verdict(paper: float, ours: Any, *, reference: float | None = None,
                                   or not math.isfinite(reference)):
         raise ValueError(f"reference must be a finite number or None, got {reference!r}")
     mean = float(values.mean())
-    if values.size > 1 and values.std(ddof=1) > 0:
+    if interval is not None:
+        low, high = (float(v) for v in interval)
+        if not (np.isfinite([low, high]).all() and low <= high):
+            raise ValueError(f"interval must be two finite numbers, low <= high, got {interval!r}")
+    elif values.size > 1 and values.std(ddof=1) > 0:
         low, high = stats.t.interval(level, values.size - 1, loc=mean, scale=stats.sem(values))
     else:
         low = high = mean

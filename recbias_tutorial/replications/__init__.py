@@ -8,7 +8,9 @@
 * :mod:`~recbias_tutorial.replications.jadidinejad2021` — Jadidinejad, Macdonald & Ounis,
   SIGIR 2021: propensity-stratified evaluation over a model zoo (Simpson's paradox);
 * :mod:`~recbias_tutorial.replications.wang2025` — Wang et al., WWW 2025: Recall@K̄ on randomly
-  exposed data against URE.
+  exposed data against URE;
+* :mod:`~recbias_tutorial.replications.report` — the four papers' headline numbers beside our
+  stored runs, each graded on one scale (the book's Replication report page).
 
 Every module has one shape: a public front (``<paper>.py``: the paper's entry points, with
 numpydoc) over private files ``_<paper>_*.py`` (the protocol, the paper's tables, and the
@@ -22,7 +24,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-__all__ = ["carraro2022", "jadidinejad2021", "wang2025", "yang2018"]
+__all__ = ["carraro2022", "jadidinejad2021", "report", "wang2025", "yang2018"]
 #: Old names kept for one release (importing one warns; see each alias module).
 DEPRECATED = {"carraro_bridge": "carraro2022"}
 

@@ -1,0 +1,98 @@
+"""What the replication report says beside its numbers: sections, unstated choices, inconsistencies.
+
+Kept as data, apart from the computation (``report.py``), so that the report page and
+``report.csv`` quote the same words, and a test can check that every section a row links to
+still exists in its chapter.
+"""
+
+from __future__ import annotations
+
+#: Per paper: its citation, its chapter, the sections a row's cause links to (heading text
+#: of the chapter), the choices the paper leaves unstated with the one we took, and the
+#: paper's internal inconsistencies found while replicating it.
+NOTES: dict[str, dict] = {
+    "yang2018": {
+        "title": "Yang et al., RecSys 2018: IPS / SNIPS with popularity propensities",
+        "chapter": "ch02_ips_snips",
+        "sections": {
+            "stored": "The authors' protocol, as their code ran it (stored)",
+            "ladder": "From the authors' protocol to the course's reading, one change at a time",
+        },
+        "unstated": [
+            ("the MAE of the slides' table (no MAE function in the code)",
+             "the gap between the aggregated estimate and the aggregated MAR truth, per run"),
+            ("the split (the authors' arrays sit on S3, outside the repository)",
+             "our own seeded 80/20 split of the MNAR log, five splits"),
+            ("which model is U-CML and which A-CML",
+             "U-CML = CML (uniform negatives), A-CML = WCML, as read from their notebooks"),
+        ],
+        "inconsistencies": [
+            "The published abstract says SNIPS cuts the MAE by \"more than 30%\"; the slides' "
+            "table is the only place with numbers, and the repository prints no AOA estimate "
+            "to check its AOA column against.",
+        ],
+    },
+    "carraro2022": {
+        "title": "Carraro & Bridge: intervened test sets (SKEW, WTD, WTD_H)",
+        "chapter": "ch03_intervened_test_sets",
+        "sections": {
+            "stored": "Figure 4 at full scale, with its uncertainty",
+            "peak": "The peak of Figure 4 is one tied pair",
+            "inconsistencies": "Two inconsistencies in the paper's Figure 4",
+        },
+        "unstated": [
+            ("how ids missing from the training or weighting data are handled",
+             "one pseudo-count of smoothing (the authors' notebook floors a missing posterior "
+             "at 1e-4)"),
+            ("what the Wilcoxon tests pair", "repetitions"),
+            ("whether hyper-parameters are re-tuned in every repetition",
+             "tuned on each repetition's split"),
+            ("RankSys settings the paper does not state (e.g. ALS iterations)",
+             "RankSys's example values"),
+        ],
+        "inconsistencies": [
+            "At ρp = 1 every strategy draws the whole held-out set, so SKEW is FULL there, yet "
+            "the text gives SKEW a constant τ of 0.8 and FULL 0.6.",
+            "At ρp = 0.6 the text gives WTD both τ = 1 and, one sentence later, τ = 0.8.",
+            "Section 4.3 squares WTD's item weight (w_u·w_i²); Section 3.3.2 and the authors' "
+            "notebook do not (w_u·w_i).",
+        ],
+    },
+    "jadidinejad2021": {
+        "title": "Jadidinejad et al., SIGIR 2021: propensity-stratified evaluation",
+        "chapter": "ch04_simpsons_paradox",
+        "sections": {
+            "stored": "Table 6 at the authors' full scale (stored)",
+            "ladder": "What makes the result: the ladder",
+            "protocol": "Their protocol, read from their code",
+        },
+        "unstated": [
+            ("the split's seed (their code passes seed=None: a new split on every run)",
+             "five seeds, mean and interval over them"),
+            ("a seed for BaselineOnly", "123, the seed of their other models"),
+        ],
+        "inconsistencies": [
+            "Eq. 7 gives propensities n_i^((γ+1)/2); the code uses a power-law fit, n_i^α above "
+            "x_min and n_i below.",
+            "Section 7.1 describes two strata of equal size; the code cuts the propensity range "
+            "into two bins of equal width.",
+            "The code's IPS looks a propensity up by Cornac's internal item index, i.e. the "
+            "propensity of another item.",
+        ],
+    },
+    "wang2025": {
+        "title": "Wang et al., WWW 2025: URE against Recall@K̄",
+        "chapter": "ch05_ure",
+        "sections": {
+            "stored": "Table 1 on Yahoo! R3 with the paper's trainers (stored)",
+        },
+        "unstated": [
+            ("the implementation, settings and seeds of MF, IPS and DR (\"under backbone MF\")",
+             "AutoDebias's baselines (MF_bias.py, IPS.py, DR.py) with their Yahoo! R3 settings, "
+             "in numpy; five seeds"),
+            ("the candidates", "all items, as the paper's text says (\"all candidate items\")"),
+            ("the users averaged over", "users with a liked random song, as URE is defined"),
+        ],
+        "inconsistencies": [],
+    },
+}
