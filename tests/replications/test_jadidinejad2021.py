@@ -312,6 +312,12 @@ def _real(name):
     return rb.load(name)
 
 
+def test_authors_log_adds_up():
+    log = jad.AUTHORS_LOG
+    assert (log["q1_ratings"] + log["q2_ratings"] == log["test_ratings"]).all()
+    assert (log["q2_items"] == 5).all() and list(log.index) == ["coat", "yahoo_r3"]
+
+
 @pytest.mark.parametrize("name, fit, alpha, xmin, head", [
     # the authors' log (experiments_coat.ipynb): "Powerlaw exponential estimates: 4.014793,
     # min=28", and five items in Q2; powerlaw 2.x's bound on alpha gives 2.99 and 17
