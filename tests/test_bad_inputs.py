@@ -443,6 +443,10 @@ MORE_CASES = [
      "counts"),
     ("powerlaw counts negative", lambda: jadidinejad2021.powerlaw_propensity([3, -1, 2]),
      "counts"),
+    ("powerlaw fit unknown", lambda: jadidinejad2021.powerlaw_propensity([3, 1, 2, 5], fit="2.0"),
+     "fit"),
+    ("protocol_values powerlaw_fit unknown", lambda: jadidinejad2021.protocol_values(
+        W, seeds=[0], powerlaw_fit="powerlaw3"), "powerlaw_fit"),
     ("protocol_taus missing columns", lambda: jadidinejad2021.protocol_taus(PER_USER), "values"),
     ("authors_split not a frame", lambda: jadidinejad2021.authors_split([1], seed=0), "mnar"),
     ("rank_relevant k zero", lambda: jadidinejad2021.rank_relevant(S, T, k=0), "k"),

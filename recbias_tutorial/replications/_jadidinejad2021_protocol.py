@@ -11,10 +11,6 @@ sets prepared once (:class:`PreparedSet`, :class:`Strata`) are in
 
 from __future__ import annotations
 
-import contextlib
-import io
-import logging
-import warnings
 from typing import Any
 
 import numpy as np
@@ -24,6 +20,7 @@ from .._ranking import dcg_gain, exclude_matrix, ideal_dcg, mean_ndcg, positions
 from ..data import drop_seen
 from ..estimators import assign_strata
 from ..propensity import fit_popularity_exponent, popularity_propensity
+from ._jadidinejad2021_powerlaw import fit_powerlaw
 from ._jadidinejad2021_testsets import PreparedSet, _CornacWeighted, _sums, truth_values
 
 #: One protocol = one value for each choice. The authors' values come first:
@@ -119,28 +116,6 @@ def zoo_of(sizes=AUTHORS_SIZES, families=AUTHORS_FAMILIES) -> dict:
     return {name: m for name, m in zoo.items() if family_of(name) in keep}
 
 
-def fit_powerlaw(counts: np.ndarray) -> tuple[np.ndarray, float, float]:
-    """``StratifiedEvaluation._estimate_propensities``: n^alpha above x_min, n at or below."""
-    import powerlaw  # lazy: a dependency only this replication needs
-
-    counts = np.asarray(counts, dtype=float)
-    seen = counts[counts > 0]
-    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()), \
-            warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        logging.disable(logging.WARNING)
-        try:
-            fit = powerlaw.Fit(seen, discrete=True, fit_method="Likelihood", verbose=False)
-            alpha, xmin = float(fit.power_law.alpha), float(fit.power_law.xmin)
-        except ValueError as err:  # powerlaw's own message names none of our arguments
-            raise ValueError(f"counts cannot be fitted by a power law ({err}); they need "
-                             "more, and more varied, positive counts") from None
-        finally:
-            logging.disable(logging.NOTSET)
-    p = np.where(counts > xmin, counts ** alpha, counts)
-    return p, alpha, xmin
-
-
 def ratio_split(mnar: pd.DataFrame, seed: int, test_size: float = 0.2):
     """``StratifiedEvaluation._split``: a RandomState(seed) permutation, last 20% for test.
 
@@ -160,14 +135,15 @@ def ratio_split(mnar: pd.DataFrame, seed: int, test_size: float = 0.2):
 class SplitSet:
     """One seeded split prepared once: rows, propensities and strata of every choice."""
 
-    def __init__(self, data, seed: int, *, n_strata: int, sweep, ks, mar_same: pd.DataFrame):
+    def __init__(self, data, seed: int, *, n_strata: int, sweep, ks, mar_same: pd.DataFrame,
+                 powerlaw_fit: str = "powerlaw2"):
         self.n_items = data.n_items
         self.ks = tuple(ks)
         self.train, test_all, test = ratio_split(data.mnar, seed)
         self.test = test
         thr = data.threshold
         counts_all = np.bincount(data.mnar["item"].to_numpy(np.int64), minlength=data.n_items)
-        self.p_powerlaw, self.alpha, self.xmin = fit_powerlaw(counts_all)
+        self.p_powerlaw, self.alpha, self.xmin = fit_powerlaw(counts_all, powerlaw_fit)
         self.gamma = fit_popularity_exponent(self.train, data.n_items)
         self.p_course = popularity_propensity(self.train, data.n_items, gamma=self.gamma)
         props = {"powerlaw": self.p_powerlaw, "course": self.p_course}
@@ -274,7 +250,7 @@ VALUE_COLUMNS = ["seed", "zoo", "truth", "model", "candidates", "propensity", "s
 
 
 def unit_values(data, unit, *, sizes, ks, n_strata, sweep, zoos, course_zoo, families,
-                progress=False, fit_cache=None) -> pd.DataFrame:
+                powerlaw_fit="powerlaw2", progress=False, fit_cache=None) -> pd.DataFrame:
     """The rows of one unit of work: ``unit=-1`` the separate truth, else one seed's split.
 
     ``attrs["seconds"]`` is its wall time. Units are independent, so they can run in any
@@ -297,7 +273,7 @@ def unit_values(data, unit, *, sizes, ks, n_strata, sweep, zoos, course_zoo, fam
         seed = unit
         train = ratio_split(data.mnar, seed)[0]
         split = SplitSet(data, seed, n_strata=n_strata, sweep=sweep, ks=ks,
-                         mar_same=drop_seen(data.mar, train))
+                         mar_same=drop_seen(data.mar, train), powerlaw_fit=powerlaw_fit)
         for zoo in zoos:
             models = zoo_of(sizes, families) if zoo == "authors" else model_zoo(seed=seed, **course_zoo)
             for name, scores in iter_scores(models, split.train, n_users=n_users, n_items=n_items,

@@ -178,9 +178,10 @@ def kendall_taus(data: Any, *, seed: int, protocol: str = "authors", cutoff: int
     (terrierteam/stratified_recsys_eval, Cornac 1.x) runs it; where it differs from the
     paper, the code is followed:
 
-    * propensities: item counts over *all* closed-loop ratings, a ``powerlaw.Fit`` (discrete
-      MLE with :math:`x_{\\min}`), :math:`n^\\alpha` above :math:`x_{\\min}`, :math:`n` below
-      (:func:`powerlaw_propensity`; the paper's Eq. 7 says :math:`n^{(\\gamma+1)/2}`);
+    * propensities: item counts over *all* closed-loop ratings, a ``powerlaw.Fit`` (discrete,
+      with :math:`x_{\\min}`; the installed powerlaw 2.x's, which on Coat differs from the 1.x
+      their run used: :func:`powerlaw_propensity`'s ``fit``), :math:`n^\\alpha` above
+      :math:`x_{\\min}`, :math:`n` below (the paper's Eq. 7 says :math:`n^{(\\gamma+1)/2}`);
     * strata: ``pandas.cut(bins=n_strata)``, equal width over the propensities of *all* test
       ratings; weights: each stratum's share of all (known) test ratings;
     * candidates: every item known in training, training items included (Cornac 1.x

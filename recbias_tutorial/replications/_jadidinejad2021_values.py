@@ -20,6 +20,7 @@ import pandas as pd
 from .._result_cache import cached_table
 from .._validation import check_choice, check_feedback, check_int, check_k
 from . import _jadidinejad2021_protocol as _proto
+from ._jadidinejad2021_powerlaw import POWERLAW_FITS, fit_powerlaw
 from ._jadidinejad2021_protocol import AUTHORS_FAMILIES, AUTHORS_SIZES, NEURAL_FAMILIES
 
 #: The protocol choices of the public API (``jadidinejad2021.CHOICES``, documented there): a
@@ -102,7 +103,7 @@ def _check_choices(protocol: Any) -> dict:
     return dict(protocol)
 
 
-def powerlaw_propensity(counts: Any) -> tuple[np.ndarray, float, float]:
+def powerlaw_propensity(counts: Any, *, fit: str = "powerlaw2") -> tuple[np.ndarray, float, float]:
     r"""The authors' propensities: a ``powerlaw.Fit`` of the item counts, then :math:`n^\alpha`.
 
     ``StratifiedEvaluation._estimate_propensities`` counts every item over *all* closed-loop
@@ -111,10 +112,23 @@ def powerlaw_propensity(counts: Any) -> tuple[np.ndarray, float, float]:
     :math:`n > x_{\min}` by :math:`n^\alpha`; counts at or below :math:`x_{\min}` stay as they
     are. (The paper's Eq. 7 says :math:`n^{(\gamma+1)/2}`; the code does this.)
 
+    The fit depends on the ``powerlaw`` version, hence ``fit``: powerlaw 2.x (installed)
+    confines :math:`\alpha` to :math:`[0, 3]` and skips the :math:`x_{\min}` whose fit reaches
+    that bound; powerlaw 1.x, which the authors ran, did not. The two agree when the best
+    :math:`\alpha` is at most 3 (Yahoo! R3: 2.35, :math:`x_{\min}` 290), not otherwise (Coat:
+    2.99 and 17 with ``"powerlaw2"``; their log's 4.01 and 28 with ``"powerlaw1"``).
+
     Parameters
     ----------
     counts : array-like of int
         Ratings per item (zeros are left out of the fit and keep propensity 0).
+    fit : {"powerlaw2", "powerlaw1"}, default "powerlaw2"
+        ``"powerlaw2"``: ``powerlaw.Fit(counts, discrete=True)`` of the installed powerlaw 2.x.
+        ``"powerlaw1"``: the same call as powerlaw 1.4 / 1.5 computed it, the authors' fit (no
+        bound on :math:`\alpha`; at every candidate :math:`x_{\min}`, Clauset et al.'s discrete
+        approximation :math:`\alpha = 1 + n / \sum_i \ln(x_i / (x_{\min} - 1/2))` over the
+        :math:`n` counts :math:`x_i \ge x_{\min}`; the :math:`x_{\min}` of the smallest
+        Kolmogorov-Smirnov distance, computed by powerlaw's own code).
 
     Returns
     -------
@@ -124,7 +138,7 @@ def powerlaw_propensity(counts: Any) -> tuple[np.ndarray, float, float]:
     ------
     ValueError
         If ``counts`` is not a 1-D array of non-negative whole numbers with at least two
-        positive values.
+        positive values, or ``fit`` is not one of the two fits.
 
     See Also
     --------
@@ -136,13 +150,21 @@ def powerlaw_propensity(counts: Any) -> tuple[np.ndarray, float, float]:
     >>> p, alpha, xmin = powerlaw_propensity(counts)
     >>> bool(alpha > 1), bool(np.all(p[counts <= xmin] == counts[counts <= xmin]))
     (True, True)
+
+    Counts whose tail falls faster than :math:`x^{-3}`: powerlaw 2.x's fit stops at its
+    bound, the authors' (powerlaw 1.x) does not.
+
+    >>> steep = np.round(1000 / np.arange(1, 201) ** 0.3).astype(int)
+    >>> [round(powerlaw_propensity(steep, fit=f)[1], 2) for f in ("powerlaw2", "powerlaw1")]
+    [3.0, 4.38]
     """
     c = np.asarray(counts, dtype=float)
     if c.ndim != 1 or not np.isfinite(c).all() or (c < 0).any() or (c != np.round(c)).any():
         raise ValueError("counts must be a 1-D array of non-negative whole numbers")
     if (c > 0).sum() < 2:
         raise ValueError("counts must have at least two positive values to fit a power law")
-    return _proto.fit_powerlaw(c)
+    fit = check_choice(fit, "fit", POWERLAW_FITS)
+    return fit_powerlaw(c, fit)
 
 
 def authors_split(mnar: pd.DataFrame, *, seed: int) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
@@ -190,6 +212,7 @@ def protocol_values(data: Any, *, seeds: Sequence[int], sizes: Sequence[int] = A
                     sweep: Iterable[int] = (), zoos: Sequence[str] = ("authors",),
                     course_zoo: Mapping[str, Any] | None = None,
                     families: Sequence[str] = AUTHORS_FAMILIES,
+                    powerlaw_fit: str = "powerlaw2",
                     progress: bool = False, cache: bool | None = None,
                     n_jobs: int = 1) -> pd.DataFrame:
     """Every value the two protocols and the steps between them need, over seeded splits.
@@ -223,6 +246,10 @@ def protocol_values(data: Any, *, seeds: Sequence[int], sizes: Sequence[int] = A
     families : sequence of str
         Families of the authors' zoo to fit (a subset of :data:`AUTHORS_FAMILIES`, plus
         :data:`NEURAL_FAMILIES` with TensorFlow installed).
+    powerlaw_fit : {"powerlaw2", "powerlaw1"}, default "powerlaw2"
+        The fit behind the ``propensity == "powerlaw"`` rows (:func:`powerlaw_propensity`'s
+        ``fit``): the installed powerlaw 2.x's, or powerlaw 1.x's, which the authors ran (on
+        Coat, their alpha 4.01, x_min 28 and five-item head stratum).
     progress : bool
         Text progress bars.
     cache : bool, optional
@@ -247,8 +274,8 @@ def protocol_values(data: Any, *, seeds: Sequence[int], sizes: Sequence[int] = A
     Raises
     ------
     ValueError
-        On a ``data`` without ``mar``, bad seeds, sizes, cut-offs, numbers of strata or zoo
-        names.
+        On a ``data`` without ``mar``, bad seeds, sizes, cut-offs, numbers of strata, zoo
+        names or ``powerlaw_fit``.
 
     See Also
     --------
@@ -281,11 +308,14 @@ def protocol_values(data: Any, *, seeds: Sequence[int], sizes: Sequence[int] = A
     if not families:
         raise ValueError("families must not be empty")
     _proto.require_tensorflow(families)
+    powerlaw_fit = check_choice(powerlaw_fit, "powerlaw_fit", POWERLAW_FITS)
     n_jobs = check_int(n_jobs, "n_jobs", low=-1)
     if n_jobs == 0:
         raise ValueError("n_jobs must be a positive number of processes, or -1 for every core")
     arguments = dict(seeds=seeds, sizes=sizes, ks=ks, n_strata=n_strata, sweep=sweep,
                      zoos=zoos, course_zoo=dict(course_zoo or {}), families=families)
+    if powerlaw_fit != "powerlaw2":  # the default leaves the stored runs' cache keys as they were
+        arguments["powerlaw_fit"] = powerlaw_fit
     return cached_table("jadidinejad2021.protocol_values", data, arguments,
                         lambda: _run_units(data, arguments, progress=progress, cache=cache,
                                            n_jobs=n_jobs),

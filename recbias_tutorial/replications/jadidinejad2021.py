@@ -49,7 +49,7 @@ from ._jadidinejad2021_tables import kendall_taus, protocol_frame, protocol_rows
 from ._jadidinejad2021_values import (authors_split, authors_zoo, powerlaw_propensity,
                                       protocol_values)
 
-__all__ = ["AUTHORS_FAMILIES", "AUTHORS_SIZES", "CHOICES", "LADDER_STEPS", "LEFT_OUT_FAMILIES",
+__all__ = ["AUTHORS_FAMILIES", "AUTHORS_LOG", "AUTHORS_SIZES", "CHOICES", "LADDER_STEPS", "LEFT_OUT_FAMILIES",
            "NEURAL_FAMILIES", "PAPER_FIG4", "PAPER_FIG4_SIGNIFICANT", "PAPER_N_MODELS", "PAPER_STEIGER_P",
            "PAPER_TABLE1B", "PAPER_TABLE1B_SHARES", "PAPER_TABLE6",
            "agreement", "authors_split", "authors_zoo", "evaluate_zoo", "holdout_evaluator",
@@ -104,5 +104,14 @@ PAPER_TABLE1B = pd.DataFrame({"Q1": [0.339, 0.350], "Q2": [0.695, 0.418], "E": [
                              index=["A", "B"])
 #: Share of the test data in each stratum of Table 1b.
 PAPER_TABLE1B_SHARES = {"Q1": 0.99, "Q2": 0.01}
+#: What the authors' ``StratifiedEvaluation(verbose=True)`` printed for the run stored in their
+#: notebooks (``experiments_coat.ipynb``, ``experiments_yahoo.ipynb``, "Propensity-based
+#: Stratified Evaluation"): the power-law fit ("Powerlaw exponential estimates: alpha,
+#: min=xmin"), the test ratings of their split and of each stratum, and the head stratum's
+#: items. Their Coat fit is powerlaw 1.x's (``powerlaw_propensity(fit="powerlaw1")``).
+AUTHORS_LOG = pd.DataFrame(
+    {"alpha": [4.014793, 2.347323], "xmin": [28, 290], "test_ratings": [1392, 62341],
+     "q1_ratings": [1307, 57560], "q2_ratings": [85, 4781], "q2_items": [5, 5]},
+    index=pd.Index(["coat", "yahoo_r3"], name="dataset"))
 #: The rungs of :func:`ladder`, in order: each switches one more choice to the course's.
 LADDER_STEPS = _comparison.LADDER_STEPS

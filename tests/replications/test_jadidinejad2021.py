@@ -271,6 +271,89 @@ def test_powerlaw_propensity_follows_the_authors_rule():
         jad.powerlaw_propensity([1.5, 2.0])
 
 
+def test_powerlaw1_fit_is_clausets_approximation_at_the_smallest_ks():
+    """fit="powerlaw1": at the chosen x_min, alpha is 1 + n / sum(log(x / (x_min - 1/2))) over
+    the tail, and no other candidate x_min gives a smaller KS distance (powerlaw's own)."""
+    powerlaw = pytest.importorskip("powerlaw")
+    counts = np.random.default_rng(5).zipf(2.5, size=400)
+    p, alpha, xmin = jad.powerlaw_propensity(counts, fit="powerlaw1")
+    tail = counts[counts >= xmin].astype(float)
+    assert alpha == pytest.approx(1 + len(tail) / np.log(tail / (xmin - 0.5)).sum(), rel=1e-12)
+    above = counts > xmin
+    assert p[above] == pytest.approx(counts[above].astype(float) ** alpha)
+    assert np.array_equal(p[~above], counts[~above])
+
+    def ks(x_min):
+        t = counts[counts >= x_min].astype(float)
+        a = 1 + len(t) / np.log(t / (x_min - 0.5)).sum()
+        law = powerlaw.Power_Law(xmin=x_min, discrete=True, parameters=[a],
+                                 parameter_ranges={"alpha": [None, None]}, verbose=0)
+        law.compute_distance_metrics(np.sort(counts).astype(float))
+        return law.D
+
+    with np.errstate(all="ignore"):
+        import warnings
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            others = [ks(x) for x in np.unique(counts)[:-1] if x != xmin]
+            best = ks(xmin)
+    assert best <= min(others)
+    with pytest.raises(ValueError, match="fit"):
+        jad.powerlaw_propensity(counts, fit="powerlaw3")
+
+
+def _real(name):
+    import os
+
+    import recbias_tutorial as rb
+
+    if not os.environ.get("RECBIAS_DATA") and not os.environ.get("RECBIAS_REQUIRE_DATA"):
+        pytest.skip("RECBIAS_DATA is not set: the real data are needed")
+    return rb.load(name)
+
+
+def test_authors_log_adds_up():
+    log = jad.AUTHORS_LOG
+    assert (log["q1_ratings"] + log["q2_ratings"] == log["test_ratings"]).all()
+    assert (log["q2_items"] == 5).all() and list(log.index) == ["coat", "yahoo_r3"]
+
+
+@pytest.mark.parametrize("name, fit, alpha, xmin, head", [
+    # the authors' log (experiments_coat.ipynb): "Powerlaw exponential estimates: 4.014793,
+    # min=28", and five items in Q2; powerlaw 2.x's bound on alpha gives 2.99 and 17
+    ("coat", "powerlaw1", 4.014793, 28, 5),
+    ("coat", "powerlaw2", 2.988407, 17, 8),
+    ("yahoo_r3", "powerlaw1", 2.347323, 290, 5),
+    ("yahoo_r3", "powerlaw2", 2.347323, 290, 5),
+])
+def test_powerlaw_fits_on_the_real_data(name, fit, alpha, xmin, head):
+    data = _real(name)
+    counts = np.bincount(data.mnar["item"], minlength=data.n_items)
+    p, a, x = jad.powerlaw_propensity(counts, fit=fit)
+    assert (round(a, 6), x) == (alpha, xmin)
+    _, test_all, test = jad.authors_split(data.mnar, seed=0)
+    table = strata_table(test, p, n_items=data.n_items, n_strata=2, binning="cut",
+                         bins_from="all", weights_from="all").set_index("stratum")
+    assert int(table.loc["Q2", "items"]) == head
+
+
+def test_protocol_values_powerlaw_fit_moves_only_the_powerlaw_rows():
+    world = simulate(80, 60, seed=0, mean_ratings_per_user=20, n_mar_users=80, n_mar_items=10)
+    counts = np.bincount(world.mnar["item"], minlength=world.n_items)
+    fits = {f: jad.powerlaw_propensity(counts, fit=f)[1:] for f in ("powerlaw2", "powerlaw1")}
+    args = dict(seeds=[0], sizes=(10,), ks=(None,), families=("MostPop", "MF"), cache=False)
+    two = jad.protocol_values(world, **args)
+    one = jad.protocol_values(world, powerlaw_fit="powerlaw1", **args)
+    key = [c for c in two.columns if c != "value"]
+    merged = two.merge(one, on=key, suffixes=("_2", "_1"), validate="one_to_one")
+    assert len(merged) == len(two) == len(one)
+    moved = ~np.isclose(merged["value_2"], merged["value_1"], equal_nan=True)
+    assert set(merged.loc[moved, "propensity"]) <= {"powerlaw"}
+    assert fits["powerlaw2"] != fits["powerlaw1"] and moved.any()
+    with pytest.raises(ValueError, match="powerlaw_fit"):
+        jad.protocol_values(world, powerlaw_fit="bounded", **args)
+
+
 def test_authors_split_is_their_ratio_split(small_world):
     log = small_world.mnar
     train, test_all, test = jad.authors_split(log, seed=3)
