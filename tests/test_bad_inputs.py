@@ -444,6 +444,8 @@ MORE_CASES = [
     ("powerlaw counts negative", lambda: jadidinejad2021.powerlaw_propensity([3, -1, 2]),
      "counts"),
     ("protocol_taus missing columns", lambda: jadidinejad2021.protocol_taus(PER_USER), "values"),
+    ("zoo_sensitivity missing columns", lambda: jadidinejad2021.zoo_sensitivity(PER_USER),
+     "values"),
     ("authors_split not a frame", lambda: jadidinejad2021.authors_split([1], seed=0), "mnar"),
     ("rank_relevant k zero", lambda: jadidinejad2021.rank_relevant(S, T, k=0), "k"),
     # --- the Carraro & Bridge replication
