@@ -16,7 +16,10 @@ Dask path, :mod:`recbias_tutorial.distributed`, already needs ``dask.distributed
 Implemented:
 
 * ``jadidinejad2021``: Table 6 on Coat and Yahoo! R3, the authors' whole Cornac-native zoo,
-  five seeds;
+  five seeds, and their neural families where ``--neural-datasets`` says (with TensorFlow):
+  on a dataset whose stored values hold the native zoo, each missing family
+  (``--neural-families``, in that order) is added to them and stored as it finishes;
+  ``--time-families`` times one model of a family left out;
 * ``carraro2022``: Tables 3-5 and Figure 4 on Coat and Yahoo! R3 with every user who has MAR
   ratings, the paper's hyper-parameter grid (tuned on the first repetition's D_val) and its
   10 repetitions (one repetition per worker), in four configurations stored side by side
@@ -79,8 +82,9 @@ JADIDINEJAD = dict(seeds=(0, 1, 2, 3, 4), ks=(None, 5, 10, 20, 30, 100), n_strat
 CARRARO = dict(seeds=tuple(range(10)), item_powers=(2.0, 1.0),
                recommenders=carraro2022.RECOMMENDER_KINDS)
 #: Where the authors' neural families (jad.NEURAL_FAMILIES) run when TensorFlow is installed.
-#: Not on Yahoo! R3: its log is 45 times Coat's, and on Coat the 31 neural models already
-#: take most of the run (see each dataset's unit_seconds): about a day more on two cores.
+#: Not on Yahoo! R3 by default: its log is 45 times Coat's, and there one NCF model takes
+#: minutes to fit (provenance's family_seconds holds the measured costs); ``--neural-datasets
+#: yahoo_r3`` adds them, one family at a time, to the stored Cornac-native values.
 NEURAL_DATASETS = ("coat",)
 #: The neural families a run fits where it fits them, in order (``--neural-families``).
 NEURAL_FAMILIES = tuple(jad.NEURAL_FAMILIES)
@@ -623,7 +627,8 @@ def main() -> None:
                         help="default: the package's results folder (shipped with it)")
     parser.add_argument("--neural-datasets", nargs="*", default=list(NEURAL_DATASETS),
                         help="where the authors' neural families run when TensorFlow is "
-                             "installed (default: coat; yahoo_r3 adds about a day on two cores)")
+                             "installed (default: coat; on yahoo_r3 they take hours: see "
+                             "chapter 4 and provenance's family_seconds)")
     parser.add_argument("--neural-families", nargs="+", default=list(NEURAL_FAMILIES),
                         choices=list(jad.NEURAL_FAMILIES),
                         help="which neural families run there, in this order (default: all)")
