@@ -54,9 +54,10 @@ grade: $(STAMP)
 	$(BIN)/python homework/otterhw.py grade "$(SUBMISSIONS)" --homework _build/homework $(if $(TIME_LIMIT),--time-limit $(TIME_LIMIT),) $(if $(JOBS),--jobs $(JOBS),)
 
 ## make replicate: the replications at the authors' full scale (every core; resumable: run it
-## again after an interruption), stored with provenance in recbias_tutorial/results/<paper>/
+## again after an interruption), stored with provenance in recbias_tutorial/results/<paper>/;
+## options of scripts/replicate.py in ARGS, e.g. ARGS="--neural-datasets coat yahoo_r3"
 replicate: $(STAMP)
-	$(BIN)/python scripts/replicate.py
+	$(BIN)/python scripts/replicate.py $(ARGS)
 	$(BIN)/python -m recbias_tutorial.replications.report
 
 ## make report: the replication report (each paper's headline numbers, ours beside them, a

@@ -16,7 +16,10 @@ Dask path, :mod:`recbias_tutorial.distributed`, already needs ``dask.distributed
 Implemented:
 
 * ``jadidinejad2021``: Table 6 on Coat and Yahoo! R3, the authors' whole Cornac-native zoo,
-  five seeds;
+  five seeds, and their neural families where ``--neural-datasets`` says (with TensorFlow):
+  on a dataset whose stored values hold the native zoo, each missing family
+  (``--neural-families``, in that order) is added to them and stored as it finishes;
+  ``--time-families`` times one model of a family left out;
 * ``carraro2022``: Tables 3-5 and Figure 4 on Coat and Yahoo! R3 with every user who has MAR
   ratings, the paper's hyper-parameter grid (tuned on the first repetition's D_val) and its
   10 repetitions (one repetition per worker), in four configurations stored side by side
@@ -79,9 +82,12 @@ JADIDINEJAD = dict(seeds=(0, 1, 2, 3, 4), ks=(None, 5, 10, 20, 30, 100), n_strat
 CARRARO = dict(seeds=tuple(range(10)), item_powers=(2.0, 1.0),
                recommenders=carraro2022.RECOMMENDER_KINDS)
 #: Where the authors' neural families (jad.NEURAL_FAMILIES) run when TensorFlow is installed.
-#: Not on Yahoo! R3: its log is 45 times Coat's, and on Coat the 31 neural models already
-#: take most of the run (see each dataset's unit_seconds): about a day more on two cores.
+#: Not on Yahoo! R3 by default: its log is 45 times Coat's, and there one NCF model takes
+#: minutes to fit (provenance's family_seconds holds the measured costs); ``--neural-datasets
+#: yahoo_r3`` adds them, one family at a time, to the stored Cornac-native values.
 NEURAL_DATASETS = ("coat",)
+#: The neural families a run fits where it fits them, in order (``--neural-families``).
+NEURAL_FAMILIES = tuple(jad.NEURAL_FAMILIES)
 
 
 def has_tensorflow() -> bool:
@@ -100,7 +106,7 @@ def describe(model) -> dict:
 def jadidinejad_families(name: str) -> tuple[str, ...]:
     """The authors' families that run on one dataset: the neural ones with TensorFlow only."""
     neural = has_tensorflow() and name in NEURAL_DATASETS
-    return tuple(jad.AUTHORS_FAMILIES) + (tuple(jad.NEURAL_FAMILIES) if neural else ())
+    return tuple(jad.AUTHORS_FAMILIES) + (tuple(NEURAL_FAMILIES) if neural else ())
 
 
 def _git(*args: str) -> str:
@@ -198,6 +204,10 @@ def run_jadidinejad(datasets: list[str], n_jobs: int, out: Path) -> None:
     for name in datasets:
         data = rb.load(name)
         families = jadidinejad_families(name)
+        if _stored_native(out, provenance, name) is not None and set(families) - set(
+                jad.AUTHORS_FAMILIES):
+            _add_families(data, name, families, n_jobs, out, provenance)
+            continue
         start = time.perf_counter()
         values = jad.protocol_values(data, progress=True, n_jobs=n_jobs,
                                      **{**JADIDINEJAD, "families": families})
@@ -207,11 +217,105 @@ def run_jadidinejad(datasets: list[str], n_jobs: int, out: Path) -> None:
         provenance["datasets"][name] = _store(
             out, name, rows, wall, read_from_cache=bool(values.attrs.get("cached")), n_jobs=n_jobs,
             families=list(families), families_not_run=not_run,
-            why_not_run=(None if not not_run else "TensorFlow is not installed (the neural "
-                         "extra)" if not has_tensorflow() else "run time (--neural-datasets)"),
+            why_not_run=_why_not_run(not_run),
             unit_seconds={k: round(v, 1) for k, v in values.attrs["seconds"].items()})
         print(f"{name}: {rows['model'].nunique()} models, {len(rows)} rows, {wall:.0f} s")
         _write(out, provenance)
+
+
+def _why_not_run(not_run) -> str | None:
+    return (None if not not_run else "TensorFlow is not installed (the neural extra)"
+            if not has_tensorflow() else "run time (--neural-datasets, --neural-families)")
+
+
+def _stored_native(out: Path, provenance: dict, name: str) -> pd.DataFrame | None:
+    """The stored rows of ``name`` when they were computed with this protocol on this data
+    (every Cornac-native family present), else None: a run then adds the missing families
+    to them instead of refitting the 73 native models (each model's values depend on that
+    model alone; tests/test_stored_results.py recomputes a subsample of the stored ones)."""
+    record = provenance["datasets"].get(name)
+    path = out / f"{name}.csv"
+    if not record or not path.exists() or sha256sum(path) != record.get("sha256"):
+        return None
+    if record.get("data_sha256") != {f: h for f, h in _registry.SHA256[name].items() if h}:
+        return None
+    rows = pd.read_csv(path, keep_default_na=False, na_values={"value": [""]})  # as read back
+    native = set(jad.authors_zoo(sizes=JADIDINEJAD["sizes"]))
+    return rows if native <= set(rows["model"]) else None
+
+
+def _add_families(data, name: str, families, n_jobs: int, out: Path, provenance: dict) -> None:
+    """Fit the families of ``families`` missing from the stored rows, one family at a time
+    (each resumable through the result cache), and store the rows after each family, so an
+    interrupted run keeps every family it finished. Records each family's measured cost."""
+    record = provenance["datasets"][name]
+    had = list(record.get("families", jad.AUTHORS_FAMILIES))
+    record.setdefault("native_rows_from", {"git_commit": record.get("git_commit"),
+                                           "unit_seconds": record.get("unit_seconds"),
+                                           "wall_seconds": record.get("wall_seconds"),
+                                           "n_jobs": record.get("n_jobs")})
+    for family in [f for f in families if f not in had]:
+        rows = _stored_native(out, provenance, name)
+        start = time.perf_counter()
+        values = jad.protocol_values(data, progress=True, n_jobs=n_jobs,
+                                     **{**JADIDINEJAD, "families": (family,)})
+        wall = time.perf_counter() - start
+        new = jad.protocol_rows(values, protocol="authors", n_strata=JADIDINEJAD["n_strata"])
+        n_models = int(new["model"].nunique())
+        table = pd.concat([rows[~rows["model"].isin(set(new["model"]))], new], ignore_index=True)
+        table = table.sort_values("seed", kind="stable").reset_index(drop=True)
+        had.append(family)
+        not_run = [f for f in jad.LEFT_OUT_FAMILIES if f not in had]
+        seconds = {k: round(v, 1) for k, v in values.attrs["seconds"].items()}
+        costs = dict(record.get("family_seconds", {}))
+        costs[family] = {"models": n_models, "unit_seconds": seconds,
+                         "seconds_per_model_fit_and_evaluation": round(
+                             sum(seconds.values()) / (n_models * len(seconds)), 1),
+                         "read_from_cache": bool(values.attrs.get("cached")),
+                         "git_commit": START_COMMIT, "n_jobs": n_jobs}
+        record = _store(out, name, table, record.get("wall_seconds", 0.0) + wall,
+                        **{k: v for k, v in record.items() if k not in (
+                            "file", "sha256", "rows", "models", "git_commit", "data_sha256",
+                            "wall_seconds", "peak_rss_mb", "peak_rss_workers_mb",
+                            "peak_rss_workers_note", "read_from_cache")},
+                        read_from_cache=False)
+        record.update(families=list(had), families_not_run=not_run,
+                      why_not_run=_why_not_run(not_run), family_seconds=costs)
+        provenance["datasets"][name] = record
+        print(f"{name}: + {family} ({n_models} models, {wall:.0f} s): "
+              f"{table['model'].nunique()} models, {len(table)} rows")
+        _write(out, provenance)
+
+
+def time_families(name: str, families, out: Path, size: int = 50) -> None:
+    """Measure what the families a run left out would cost: ONE model of each (size ``size``;
+    MLP has none) fitted on the whole log, scored and evaluated as the separate truth's unit
+    does it, its seconds recorded in provenance (``family_seconds``). Nothing is stored."""
+    from recbias_tutorial.replications import _jadidinejad2021_protocol as proto
+
+    path = out / "provenance.json"
+    data = rb.load(name)
+    for family in families:
+        ran = json.loads(path.read_text())["datasets"][name].get("family_seconds", {})
+        if ran.get(family, {}).get("models") or family in json.loads(path.read_text())[
+                "datasets"][name].get("families", ()):
+            continue  # the family ran: its full cost is recorded
+        start = time.perf_counter()
+        values = proto.unit_values(
+            data, -1, sizes=(size,), ks=JADIDINEJAD["ks"], n_strata=JADIDINEJAD["n_strata"],
+            sweep=(), zoos=("authors",), course_zoo={}, families=(family,), fit_cache=False)
+        seconds = time.perf_counter() - start
+        model = str(values["model"].iloc[0])
+        provenance = json.loads(path.read_text())  # re-read: another step may have written
+        record = provenance["datasets"][name]
+        costs = record.setdefault("family_seconds", {})
+        costs[family] = {"models": 0, "timed_model": model,
+                         "seconds_one_model_fit_and_evaluation": round(seconds, 1),
+                         "timed_as": "one fit on the whole log, dense scores, the truth's "
+                                     "evaluation (the separate truth's unit, one model)",
+                         "git_commit": START_COMMIT, "git_dirty": START_DIRTY}
+        _write(out, provenance)
+        print(f"{name}: one {family} model ({model}) fitted, scored, evaluated in {seconds:.0f} s")
 
 
 # --------------------------------------------------------------------------------------
@@ -514,7 +618,7 @@ PAPERS = {"jadidinejad2021": run_jadidinejad, "carraro2022": run_carraro, "yang2
 
 
 def main() -> None:
-    global NEURAL_DATASETS
+    global NEURAL_DATASETS, NEURAL_FAMILIES
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--datasets", nargs="+", default=["coat", "yahoo_r3"])
     parser.add_argument("--n-jobs", type=int, default=-1)
@@ -523,7 +627,15 @@ def main() -> None:
                         help="default: the package's results folder (shipped with it)")
     parser.add_argument("--neural-datasets", nargs="*", default=list(NEURAL_DATASETS),
                         help="where the authors' neural families run when TensorFlow is "
-                             "installed (default: coat; yahoo_r3 adds about a day on two cores)")
+                             "installed (default: coat; on yahoo_r3 they take hours: see "
+                             "chapter 4 and provenance's family_seconds)")
+    parser.add_argument("--neural-families", nargs="+", default=list(NEURAL_FAMILIES),
+                        choices=list(jad.NEURAL_FAMILIES),
+                        help="which neural families run there, in this order (default: all)")
+    parser.add_argument("--time-families", nargs="+", default=[],
+                        choices=list(jad.NEURAL_FAMILIES),
+                        help="jadidinejad2021: after the run, time ONE model of each of these "
+                             "families per dataset (what a family left out would cost)")
     parser.add_argument("--item-powers", nargs="+", type=float,
                         default=list(CARRARO["item_powers"]),
                         help="carraro2022: the WTD item exponents to (re)run (default: 2 and 1)")
@@ -532,10 +644,14 @@ def main() -> None:
                         help="carraro2022: the kinds of recommenders to (re)run (default: both)")
     args = parser.parse_args()
     NEURAL_DATASETS = tuple(args.neural_datasets)
+    NEURAL_FAMILIES = tuple(args.neural_families)
     for paper in args.papers:
         extra = ({"item_powers": args.item_powers, "recommenders": args.recommenders}
                  if paper == "carraro2022" else {})
         PAPERS[paper](args.datasets, args.n_jobs, args.out / paper, **extra)
+        if paper == "jadidinejad2021" and args.time_families:
+            for name in args.datasets:
+                time_families(name, args.time_families, args.out / paper)
 
 
 if __name__ == "__main__":

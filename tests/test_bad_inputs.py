@@ -448,6 +448,8 @@ MORE_CASES = [
     ("protocol_values powerlaw_fit unknown", lambda: jadidinejad2021.protocol_values(
         W, seeds=[0], powerlaw_fit="powerlaw3"), "powerlaw_fit"),
     ("protocol_taus missing columns", lambda: jadidinejad2021.protocol_taus(PER_USER), "values"),
+    ("zoo_sensitivity missing columns", lambda: jadidinejad2021.zoo_sensitivity(PER_USER),
+     "values"),
     ("authors_split not a frame", lambda: jadidinejad2021.authors_split([1], seed=0), "mnar"),
     ("rank_relevant k zero", lambda: jadidinejad2021.rank_relevant(S, T, k=0), "k"),
     # --- the Carraro & Bridge replication

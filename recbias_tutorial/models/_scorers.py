@@ -268,6 +268,16 @@ def _preparers() -> dict[Any, Callable[[Any], BatchScorer | None]]:
 _PREPARERS = _preparers()
 
 
+def _is_tf_ncf(model: Any) -> bool:
+    """A Cornac MLP, GMF or NeuMF fitted with the TensorFlow backend, scored by Cornac's own
+    ``NCFBase.score`` (they share it, so the dispatch above cannot tell them apart)."""
+    from cornac.models.ncf.recom_ncf_base import NCFBase
+
+    M = cornac.models
+    return (type(model) in (M.MLP, M.GMF, M.NeuMF) and type(model).score is NCFBase.score
+            and getattr(model, "backend", None) == "tensorflow" and hasattr(model, "model"))
+
+
 def batch_scorer(model: Recommender) -> BatchScorer | None:
     """A function scoring many users at once for a fitted model, or None.
 
@@ -277,7 +287,9 @@ def batch_scorer(model: Recommender) -> BatchScorer | None:
     ``score_batch`` method when it has one (the baselines here do), else a vectorised copy of
     the ``score`` of a known Cornac family (MF, SVD, NMF, PMF, BPR, WBPR, MMMF, HPF, EASE,
     BaselineOnly, MostPop, GlobalAvg, ItemKNN, UserKNN), matched on the ``score`` function
-    itself so that a subclass overriding ``score`` gets None (use the per-user loop).
+    itself so that a subclass overriding ``score`` gets None (use the per-user loop). Cornac's
+    MLP, GMF and NeuMF fitted with TensorFlow get their network applied with NumPy (float32,
+    equal to Cornac's scores to 1e-6; TensorFlow is not imported here).
 
     Parameters
     ----------
@@ -320,5 +332,9 @@ def batch_scorer(model: Recommender) -> BatchScorer | None:
     own = getattr(model, "score_batch", None)
     if callable(own):
         return own
+    if _is_tf_ncf(model):
+        from ._ncf import ncf_scorer
+
+        return ncf_scorer(model)
     prepare = _PREPARERS.get(getattr(type(model), "score", None))
     return None if prepare is None else prepare(model)

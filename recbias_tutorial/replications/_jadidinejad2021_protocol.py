@@ -104,16 +104,18 @@ def zoo_of(sizes=AUTHORS_SIZES, families=AUTHORS_FAMILIES) -> dict:
     if "NeuMF" in families:
         for k in sizes:
             zoo[f"NeuMF{k}"] = M.NeuMF(name=f"NeuMF{k}", num_factors=k, **neural)
-    family = {"GA": "GlobalAvg", "MPOP": "MostPop", "BaselineOnly": "BaselineOnly", "MLP": "MLP"}
     keep = set(families)
-
-    def family_of(name: str) -> str:
-        if name in family:
-            return family[name]
-        stem = name.rstrip("0123456789")
-        return {"PMFL": "PMF-linear", "PMFNL": "PMF-nonlinear"}.get(stem, stem)
-
     return {name: m for name, m in zoo.items() if family_of(name) in keep}
+
+
+def family_of(name: str) -> str:
+    """The family of a model of the authors' zoo, from its name (``"PMFNL40"`` ->
+    ``"PMF-nonlinear"``, ``"GA"`` -> ``"GlobalAvg"``)."""
+    fixed = {"GA": "GlobalAvg", "MPOP": "MostPop", "BaselineOnly": "BaselineOnly", "MLP": "MLP"}
+    if name in fixed:
+        return fixed[name]
+    stem = name.rstrip("0123456789")
+    return {"PMFL": "PMF-linear", "PMFNL": "PMF-nonlinear"}.get(stem, stem)
 
 
 def ratio_split(mnar: pd.DataFrame, seed: int, test_size: float = 0.2):

@@ -25,7 +25,9 @@ propensity-stratified evaluation can reverse the order of two models inside ever
   :func:`authors_zoo` are the authors' pieces; ``PAPER_*`` hold the paper's numbers.
 * :func:`evaluate_zoo` fits, scores and evaluates the models of a zoo one at a time;
   :func:`agreement` (Kendall's tau and Pearson's r of every estimator against the truth) and
-  :func:`steiger` (Steiger's test between two estimators) compare the protocols.
+  :func:`steiger` (Steiger's test between two estimators) compare the protocols;
+  :func:`zoo_sensitivity` shows how much Table 6's tau depends on the zoo (each family left
+  out, one model per family).
 
 The strata themselves are core concepts (:func:`recbias_tutorial.estimators.assign_strata`,
 :func:`~recbias_tutorial.estimators.strata_table`), as are
@@ -48,6 +50,7 @@ from ._jadidinejad2021_extensions import evaluate_zoo, holdout_evaluator, rank_r
 from ._jadidinejad2021_tables import kendall_taus, protocol_frame, protocol_rows, protocol_taus
 from ._jadidinejad2021_values import (authors_split, authors_zoo, powerlaw_propensity,
                                       protocol_values)
+from ._jadidinejad2021_zoo import zoo_sensitivity
 
 __all__ = ["AUTHORS_FAMILIES", "AUTHORS_LOG", "AUTHORS_SIZES", "CHOICES", "LADDER_STEPS", "LEFT_OUT_FAMILIES",
            "NEURAL_FAMILIES", "PAPER_FIG4", "PAPER_FIG4_SIGNIFICANT", "PAPER_N_MODELS", "PAPER_STEIGER_P",
@@ -55,7 +58,7 @@ __all__ = ["AUTHORS_FAMILIES", "AUTHORS_LOG", "AUTHORS_SIZES", "CHOICES", "LADDE
            "agreement", "authors_split", "authors_zoo", "evaluate_zoo", "holdout_evaluator",
            "kendall_taus", "ladder", "powerlaw_propensity", "protocol_frame", "protocol_rows",
            "protocol_taus",
-           "protocol_values", "rank_relevant", "steiger"]
+           "protocol_values", "rank_relevant", "steiger", "zoo_sensitivity"]
 
 # --------------------------------------------------------------------------------------
 # the authors' protocol, as their code runs it (terrierteam/stratified_recsys_eval)

@@ -431,3 +431,35 @@ def test_combined_units_equal_one_frame_of_all_their_rows():
     pd.testing.assert_frame_equal(combined, pd.DataFrame(rows, columns=proto.VALUE_COLUMNS),
                                   check_exact=True)
     assert list(combined.attrs["seconds"]) == ["truth", "seed 0", "seed 1"]
+
+
+def test_zoo_sensitivity_is_protocol_taus_of_each_sub_zoo(small_values):
+    table = jad.zoo_sensitivity(small_values, methods=("holdout", "stratified", "Q1"))
+    authors = small_values[small_values["zoo"] == "authors"]
+    models = set(authors["model"])
+    assert set(table["zoo"]) == {"all models", "one per family, size 10"} | {
+        f"without {f}" for f in ("GlobalAvg", "MostPop", "BaselineOnly", "MF", "SVD",
+                                 "PMF-linear", "PMF-nonlinear", "MMMF", "BPR", "WBPR")}
+    for label, keep in {"all models": models,
+                        "without PMF-nonlinear": models - {"PMFNL10"},
+                        "without BaselineOnly": models - {"BaselineOnly"}}.items():
+        want = jad.protocol_taus(authors[authors["model"].isin(keep)])
+        want = want[want["method"].isin(["holdout", "stratified", "Q1"])]
+        got = table[table["zoo"] == label]
+        assert (got["n_models"] == len(keep)).all()
+        np.testing.assert_allclose(got["tau"].to_numpy(), want["tau"].to_numpy(), rtol=0, atol=0)
+    # dropping a family changes some tau (the check can fail)
+    assert not np.allclose(table.query("zoo == 'all models'")["tau"].to_numpy(),
+                           table.query("zoo == 'without MF'")["tau"].to_numpy())
+
+
+def test_zoo_sensitivity_validation(small_values):
+    with pytest.raises(ValueError, match="methods"):
+        jad.zoo_sensitivity(small_values, methods=("truth",))
+    with pytest.raises(ValueError, match="methods"):
+        jad.zoo_sensitivity(small_values, methods=())
+    with pytest.raises(ValueError, match="protocol"):
+        jad.zoo_sensitivity(small_values, protocol="paper")
+    one = small_values[small_values["model"].str.startswith("MF") | (small_values["zoo"] != "authors")]
+    with pytest.raises(ValueError, match="two families"):
+        jad.zoo_sensitivity(one)
