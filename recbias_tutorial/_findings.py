@@ -51,9 +51,12 @@ class Verdict(NamedTuple):
 
 
 def _plain(value: Any) -> Any:
+    """A Python scalar for a numpy scalar (glued text then formats like the prose expects)."""
     if isinstance(value, np.generic):
         value = value.item()
-    return value
+    if isinstance(value, bool) or not isinstance(value, numbers.Number):
+        return value
+    return int(value) if isinstance(value, numbers.Integral) else float(value)
 
 
 def _number_text(numbers_: Mapping[str, Any]) -> str:

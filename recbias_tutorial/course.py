@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import html
 import importlib.util
-import numbers
 import os
 import warnings
 from collections.abc import Mapping
@@ -28,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from ._findings import FindingFailed, check_finding
+from ._findings import FindingFailed, _plain, check_finding
 from ._params import Interval, declare
 from .data import FeedbackData, StandinWarning
 
@@ -88,15 +87,6 @@ def setup() -> str:
     name = RENDERER if _building_site() else LAB_RENDERER
     alt.renderers.enable(name)
     return name
-
-
-def _plain(value: Any) -> Any:
-    """A Python scalar for a numpy scalar (glued text then formats like the prose expects)."""
-    if isinstance(value, np.generic):
-        value = value.item()
-    if isinstance(value, bool) or not isinstance(value, numbers.Number):
-        return value
-    return int(value) if isinstance(value, numbers.Integral) else float(value)
 
 
 def glue_values(prefix: str, values: Mapping[str, Any]) -> None:
