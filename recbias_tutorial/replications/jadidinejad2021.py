@@ -50,14 +50,14 @@ from ._jadidinejad2021_extensions import evaluate_zoo, holdout_evaluator, rank_r
 from ._jadidinejad2021_tables import kendall_taus, protocol_frame, protocol_rows, protocol_taus
 from ._jadidinejad2021_values import (authors_split, authors_zoo, powerlaw_propensity,
                                       protocol_values)
-from ._jadidinejad2021_zoo import zoo_sensitivity
+from ._jadidinejad2021_zoo import model_family, zoo_sensitivity
 
 __all__ = ["AUTHORS_FAMILIES", "AUTHORS_LOG", "AUTHORS_SIZES", "CHOICES", "LADDER_STEPS", "LEFT_OUT_FAMILIES",
            "NEURAL_FAMILIES", "PAPER_FIG4", "PAPER_FIG4_SIGNIFICANT", "PAPER_N_MODELS", "PAPER_STEIGER_P",
            "PAPER_TABLE1B", "PAPER_TABLE1B_SHARES", "PAPER_TABLE6",
            "agreement", "authors_split", "authors_zoo", "evaluate_zoo", "holdout_evaluator",
-           "kendall_taus", "ladder", "powerlaw_propensity", "protocol_frame", "protocol_rows",
-           "protocol_taus",
+           "kendall_taus", "ladder", "model_family", "powerlaw_propensity", "protocol_frame",
+           "protocol_rows", "protocol_taus",
            "protocol_values", "rank_relevant", "steiger", "zoo_sensitivity"]
 
 # --------------------------------------------------------------------------------------

@@ -463,3 +463,16 @@ def test_zoo_sensitivity_validation(small_values):
     one = small_values[small_values["model"].str.startswith("MF") | (small_values["zoo"] != "authors")]
     with pytest.raises(ValueError, match="two families"):
         jad.zoo_sensitivity(one)
+
+
+def test_model_family_names_every_family_of_the_authors_zoo():
+    zoo = jad.authors_zoo(sizes=(10, 100))
+    families = {jad.model_family(m) for m in zoo}
+    assert families == set(jad.AUTHORS_FAMILIES)
+    assert jad.model_family("PMFL10") == "PMF-linear" and jad.model_family("MMMF100") == "MMMF"
+    for name, family in {"MLP": "MLP", "GMF30": "GMF", "NeuMF100": "NeuMF", "WMF70": "WMF",
+                         "MPOP": "MostPop"}.items():
+        assert jad.model_family(name) == family
+    for bad in ("MF", "GA10", "MLP50", "KNN10", "", 3, None):
+        with pytest.raises(ValueError, match="name must name a model"):
+            jad.model_family(bad)
