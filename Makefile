@@ -13,8 +13,10 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install -q -e '.[dev]'
 	touch $(STAMP)
 
-## make book: build the course into _build/html (executes every chapter, cached)
+## make book: build the course into _build/html (executes every chapter, cached; the cache is
+## forgotten when the package or its stored results change: scripts/book_cache.py)
 book: $(STAMP)
+	$(BIN)/python scripts/book_cache.py
 	$(JB)
 
 ## make student: the student edition, without solutions: the site in
