@@ -4,10 +4,11 @@
 (``execute_notebooks: cache``) keys a chapter on its own text only, so after ``make replicate``
 or ``make report`` rewrites ``recbias_tutorial/results/`` (or the package's code changes) a chapter
 whose text did not change would be shown from its old execution: old numbers, and findings
-never re-checked. This keeps a fingerprint of every file of the package beside the cache and
-removes the cache when it differs. (A fresh clone, as in CI, has no cache: nothing to do.)
+never re-checked. This keeps a fingerprint of every file of the package in the build folder
+and, when it differs, removes the execution cache and Sphinx's saved environment (which would
+otherwise call every unchanged page up to date). A fresh clone, as in CI, has neither.
 
-Run: ``python scripts/book_cache.py [cache folder]`` (default ``_build/.jupyter_cache``).
+Run: ``python scripts/book_cache.py [build folder]`` (default ``_build``).
 """
 
 from __future__ import annotations
@@ -30,21 +31,26 @@ def package_fingerprint(package: Path = ROOT / "recbias_tutorial") -> str:
     return h.hexdigest()
 
 
-def refresh(cache: Path, fingerprint: str) -> bool:
-    """Remove ``cache`` if it was filled under another fingerprint; record ``fingerprint``.
+#: What a build folder keeps from earlier builds that ties pages to their old execution.
+STALE = (".jupyter_cache", ".doctrees")
 
-    The record is a sibling file (``<cache>.package``), written after the removal, so an
-    interrupted call leaves either the old cache with its old record or no cache.
-    Returns True when a cache was removed.
+
+def refresh(build: Path, fingerprint: str) -> bool:
+    """Remove ``build``'s execution cache and saved environment if they were made under
+    another fingerprint; record ``fingerprint`` (``<build>/.package.sha256``).
+
+    The record is written after the removal, so an interrupted call leaves either the old
+    cache with its old record or no cache. Returns True when something was removed.
     """
-    record = cache.with_name(cache.name + ".package")
+    record = build / ".package.sha256"
     old = record.read_text().strip() if record.exists() else None
     removed = False
     if old != fingerprint:
-        if cache.exists():
-            shutil.rmtree(cache)
-            removed = True
-        record.parent.mkdir(parents=True, exist_ok=True)
+        for name in STALE:
+            if (build / name).exists():
+                shutil.rmtree(build / name)
+                removed = True
+        build.mkdir(parents=True, exist_ok=True)
         tmp = record.with_name(record.name + ".tmp")
         tmp.write_text(fingerprint + "\n")
         tmp.replace(record)
@@ -52,7 +58,7 @@ def refresh(cache: Path, fingerprint: str) -> bool:
 
 
 if __name__ == "__main__":
-    folder = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "_build" / ".jupyter_cache"
+    folder = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "_build"
     if refresh(folder, package_fingerprint()):
         print(f"{folder}: the package or its stored results changed since the chapters ran; "
               "every chapter runs again")

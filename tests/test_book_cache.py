@@ -18,19 +18,24 @@ def _package(tmp_path):
 
 
 def test_cache_kept_while_the_package_is_unchanged_and_removed_when_it_changes(tmp_path):
-    pkg, cache = _package(tmp_path), tmp_path / "_build" / ".jupyter_cache"
-    assert refresh(cache, package_fingerprint(pkg)) is False  # no cache yet: nothing removed
+    pkg, build = _package(tmp_path), tmp_path / "_build"
+    cache, env = build / ".jupyter_cache", build / ".doctrees"
+    assert refresh(build, package_fingerprint(pkg)) is False  # no cache yet: nothing removed
     (cache / "executed").mkdir(parents=True)
     (cache / "global.db").write_text("db")
-    assert refresh(cache, package_fingerprint(pkg)) is False
-    assert (cache / "global.db").exists()
+    env.mkdir()
+    (env / "environment.pickle").write_bytes(b"env")
+    (build / "html").mkdir()
+    assert refresh(build, package_fingerprint(pkg)) is False
+    assert (cache / "global.db").exists() and (env / "environment.pickle").exists()
     (pkg / "__pycache__").mkdir()
     (pkg / "__pycache__" / "x.pyc").write_bytes(b"\0")  # byte code is not the package
-    assert refresh(cache, package_fingerprint(pkg)) is False
+    assert refresh(build, package_fingerprint(pkg)) is False
     (pkg / "results" / "report.csv").write_text("a,b\n1,3\n")  # e.g. `make report`
-    assert refresh(cache, package_fingerprint(pkg)) is True
-    assert not cache.exists()
-    assert (cache.parent / ".jupyter_cache.package").read_text().strip() == package_fingerprint(pkg)
+    assert refresh(build, package_fingerprint(pkg)) is True
+    assert not cache.exists() and not env.exists() and (build / "html").exists()
+    assert (build / ".package.sha256").read_text().strip() == package_fingerprint(pkg)
+    assert refresh(build, package_fingerprint(pkg)) is False
 
 
 def test_fingerprint_sees_code_names_and_bytes(tmp_path):
