@@ -108,12 +108,15 @@ def zoo_of(sizes=AUTHORS_SIZES, families=AUTHORS_FAMILIES) -> dict:
     return {name: m for name, m in zoo.items() if family_of(name) in keep}
 
 
+#: The authors' models without a latent size: name -> family.
+UNSIZED = {"GA": "GlobalAvg", "MPOP": "MostPop", "BaselineOnly": "BaselineOnly", "MLP": "MLP"}
+
+
 def family_of(name: str) -> str:
     """The family of a model of the authors' zoo, from its name (``"PMFNL40"`` ->
     ``"PMF-nonlinear"``, ``"GA"`` -> ``"GlobalAvg"``)."""
-    fixed = {"GA": "GlobalAvg", "MPOP": "MostPop", "BaselineOnly": "BaselineOnly", "MLP": "MLP"}
-    if name in fixed:
-        return fixed[name]
+    if name in UNSIZED:
+        return UNSIZED[name]
     stem = name.rstrip("0123456789")
     return {"PMFL": "PMF-linear", "PMFNL": "PMF-nonlinear"}.get(stem, stem)
 

@@ -313,9 +313,8 @@ def protocol_values(data: Any, *, seeds: Sequence[int], sizes: Sequence[int] = A
     if n_jobs == 0:
         raise ValueError("n_jobs must be a positive number of processes, or -1 for every core")
     arguments = dict(seeds=seeds, sizes=sizes, ks=ks, n_strata=n_strata, sweep=sweep,
-                     zoos=zoos, course_zoo=dict(course_zoo or {}), families=families)
-    if powerlaw_fit != "powerlaw2":  # the default leaves the stored runs' cache keys as they were
-        arguments["powerlaw_fit"] = powerlaw_fit
+                     zoos=zoos, course_zoo=dict(course_zoo or {}), families=families,
+                     powerlaw_fit=powerlaw_fit)
     return cached_table("jadidinejad2021.protocol_values", data, arguments,
                         lambda: _run_units(data, arguments, progress=progress, cache=cache,
                                            n_jobs=n_jobs),

@@ -22,7 +22,7 @@ _SIZE = re.compile(r"(\d+)$")
 
 def _size(model: str) -> int:
     """The latent size in a model's name (``"PMFNL40"`` -> 40); 0 for a model without one."""
-    if model in _UNSIZED_NAMES:
+    if model in _proto.UNSIZED:
         return 0
     found = _SIZE.search(model)
     return int(found.group(1)) if found else 0
@@ -56,14 +56,10 @@ def model_family(name: str) -> str:
     known = (*_proto.AUTHORS_FAMILIES, *_proto.NEURAL_FAMILIES)
     family = _proto.family_of(name) if isinstance(name, str) else None
     sized = isinstance(name, str) and _size(name) > 0
-    if family not in known or sized == (family in _UNSIZED):
+    if family not in known or sized == (family in _proto.UNSIZED.values()):
         raise ValueError(f"name must name a model of the authors' zoo (a family of {list(known)} "
-                         f"with a latent size, or one of {sorted(_UNSIZED_NAMES)}), got {name!r}")
+                         f"with a latent size, or one of {list(_proto.UNSIZED)}), got {name!r}")
     return family
-
-
-_UNSIZED_NAMES = ("GA", "MPOP", "BaselineOnly", "MLP")
-_UNSIZED = ("GlobalAvg", "MostPop", "BaselineOnly", "MLP")
 
 
 def zoo_sensitivity(values: pd.DataFrame, *, protocol: str | Mapping[str, Any] = "authors",
@@ -128,7 +124,7 @@ def zoo_sensitivity(values: pd.DataFrame, *, protocol: str | Mapping[str, Any] =
     if bad or not methods:
         raise ValueError(f"methods must be a non-empty subset of {known}, got {methods!r}")
     models = pd.unique(values.loc[values["zoo"] == choices["zoo"], "model"])
-    family = {m: _proto.family_of(str(m)) for m in models}  # (lenient: values may hold others)
+    family = {m: _proto.family_of(str(m)) for m in models}
     families = list(dict.fromkeys(family.values()))
     if len(families) < 2:
         raise ValueError(f"values must hold models of at least two families, got {families}")
