@@ -88,9 +88,54 @@ def _menu(page, menu: str, item: str) -> None:
     page.locator(".lm-Menu-itemLabel", has_text=re.compile(f"^{re.escape(item)}")).first.click()
 
 
+# where Run All stands: each code cell's prompt, first line and error output; kernel status
+_PROGRESS = """() => {
+  const nb = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook');
+  const cells = [...nb.querySelectorAll('.jp-CodeCell')].map((c, i) => ({
+    index: i,
+    folded: !!c.querySelector('.jp-InputPlaceholder'),
+    prompt: (c.querySelector('.jp-InputPrompt') || {textContent: ''}).textContent.trim().replace(/:$/, ''),
+    first: ((c.querySelector('.jp-InputPlaceholder, .cm-line') || {innerText: ''}).innerText || '').trim().slice(0, 80),
+    error: [...c.querySelectorAll('.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]')]
+           .map(e => e.innerText.slice(-300)).join(' | '),
+  }));
+  const status = document.querySelector('.jp-Notebook-ExecutionIndicator');
+  return {cells, kernel: status ? status.getAttribute('data-status') : 'no indicator'};
+}"""
+
+
+def run_all_stalled(page, timeout_s: float) -> str:
+    """Why Run All has not finished in ``timeout_s``: the cell it stands at (running or first
+    unrun), the first error output and the kernel's status, as one line."""
+    state = page.evaluate(_PROGRESS)
+    cells = state["cells"]
+    running = [c for c in cells if "*" in c["prompt"]]
+    # a folded cell shows no number once run (as in _wait_for_prompts)
+    unrun = [c for c in cells if not re.search(r"\[\d+\]", c["prompt"]) and c not in running
+             and not c["folded"]]
+    errors = [c for c in cells if c["error"]]
+    at = running[0] if running else (unrun[0] if unrun else None)
+    where = (f"cell {at['index'] + 1} of {len(cells)} ({at['prompt'] or 'no prompt'}: "
+             f"{at['first']!r})" if at else f"every one of {len(cells)} cells numbered")
+    return (f"Run All did not finish in {timeout_s:.0f} s: at {where}; {len(running)} running, "
+            f"{len(unrun)} not run, kernel {state['kernel']}"
+            + (f"; error output in cell {errors[0]['index'] + 1}: "
+               f"{' '.join(errors[0]['error'].split())[-200:]!r}"
+               if errors else ""))
+
+
 def _wait_until_run(page, timeout_s: float) -> None:
     """Until every code cell has a number and the kernel is idle (a failing cell stops Run All:
-    the cells after it keep an empty prompt and this times out)."""
+    the cells after it keep an empty prompt and this times out, saying where it stood)."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    try:
+        _wait_for_prompts(page, timeout_s)
+    except PlaywrightTimeout:
+        raise AssertionError(run_all_stalled(page, timeout_s)) from None
+
+
+def _wait_for_prompts(page, timeout_s: float) -> None:
     page.wait_for_function(
         """() => {
           const nb = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook');

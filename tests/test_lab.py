@@ -116,3 +116,28 @@ def test_chapter_saved_from_jupyterlab_is_unchanged(runs, served, name):
     """Saved after Run All, the .md is byte-identical: no rewritten header, no outputs."""
     runs(name)
     assert (served[1] / name).read_bytes() == (lab.ROOT / "book" / name).read_bytes()
+
+
+@pytest.mark.parametrize("cells, expected", [
+    (["x = 1", "import time\ntime.sleep(120)"],
+     r"at cell 2 of 2 \(\[\*\]: 'import time'\); 1 running, 0 not run, kernel busy$"),
+    (["x = 1", "1 / 0", "y = 2"],
+     r"at cell 3 of 3 \(\[ \]: 'y = 2'\); 0 running, 1 not run, kernel idle; "
+     r"error output in cell 2: '.*1 / 0 ZeroDivisionError: division by zero'$"),
+], ids=["running", "failed"])
+def test_a_stalled_run_all_says_where_it_stood(browser, served, cells, expected):
+    """A Run All that does not finish names the cell it stands at, the first error output
+    and the kernel's state (a bare timeout once left a CI failure with nothing to go on)."""
+    header = (lab.ROOT / "book" / lab.CHAPTERS[0]).read_text(encoding="utf-8").split("\n---\n")[0]
+    body = "".join(f"```{{code-cell}} ipython3\n{c}\n```\n\n" for c in cells)
+    (served[1] / "stalled.md").write_text(f"{header}\n---\n\n# A page that stalls\n\n{body}",
+                                          encoding="utf-8")
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    try:
+        lab.open_chapter(page, served[0], "stalled.md")
+        with pytest.raises(AssertionError, match="Run All did not finish in 5 s: " + expected):
+            lab.run_all(page, timeout_s=5)
+    finally:
+        page.close()
+        lab.shutdown_kernels(served[0])
+        (served[1] / "stalled.md").unlink()
