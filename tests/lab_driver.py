@@ -88,18 +88,24 @@ def _menu(page, menu: str, item: str) -> None:
     page.locator(".lm-Menu-itemLabel", has_text=re.compile(f"^{re.escape(item)}")).first.click()
 
 
-# where Run All stands: each code cell's prompt, first line and error output; kernel status
+# where Run All stands: each code cell's prompt, first line, error output and whether it has
+# run (a number; a folded cell shows none, so it counts as run once no prompt is pending);
+# the kernel's status
 _PROGRESS = """() => {
   const nb = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook');
-  const cells = [...nb.querySelectorAll('.jp-CodeCell')].map((c, i) => ({
-    index: i,
-    folded: !!c.querySelector('.jp-InputPlaceholder'),
-    prompt: (c.querySelector('.jp-InputPrompt') || {textContent: ''}).textContent.trim().replace(/:$/, ''),
-    first: ((c.querySelector('.jp-InputPlaceholder, .cm-line') || {innerText: ''}).innerText || '').trim().slice(0, 80),
-    error: [...c.querySelectorAll('.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]')]
-           .map(e => e.innerText.slice(-300)).join(' | '),
-  }));
-  const status = document.querySelector('.jp-Notebook-ExecutionIndicator');
+  const cells = [...nb.querySelectorAll('.jp-CodeCell')].map((c, i) => {
+    const prompt = (c.querySelector('.jp-InputPrompt') || {textContent: ''}).textContent.trim().replace(/:$/, '');
+    return {
+      index: i,
+      prompt,
+      ran: /\\[\\d+\\]/.test(prompt) || (!!c.querySelector('.jp-InputPlaceholder') && !prompt.includes('*')),
+      first: ((c.querySelector('.jp-InputPlaceholder, .cm-line') || {innerText: ''}).innerText || '').trim().slice(0, 80),
+      error: [...c.querySelectorAll('.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]')]
+             .map(e => e.innerText.slice(-300)).join(' | '),
+    };
+  });
+  const status = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook-ExecutionIndicator')
+                 || document.querySelector('.jp-Notebook-ExecutionIndicator');
   return {cells, kernel: status ? status.getAttribute('data-status') : 'no indicator'};
 }"""
 
@@ -110,9 +116,7 @@ def run_all_stalled(page, timeout_s: float) -> str:
     state = page.evaluate(_PROGRESS)
     cells = state["cells"]
     running = [c for c in cells if "*" in c["prompt"]]
-    # a folded cell shows no number once run (as in _wait_for_prompts)
-    unrun = [c for c in cells if not re.search(r"\[\d+\]", c["prompt"]) and c not in running
-             and not c["folded"]]
+    unrun = [c for c in cells if not c["ran"] and c not in running]
     errors = [c for c in cells if c["error"]]
     at = running[0] if running else (unrun[0] if unrun else None)
     where = (f"cell {at['index'] + 1} of {len(cells)} ({at['prompt'] or 'no prompt'}: "
@@ -125,30 +129,17 @@ def run_all_stalled(page, timeout_s: float) -> str:
 
 
 def _wait_until_run(page, timeout_s: float) -> None:
-    """Until every code cell has a number and the kernel is idle (a failing cell stops Run All:
+    """Until every code cell has run and the kernel is idle (a failing cell stops Run All:
     the cells after it keep an empty prompt and this times out, saying where it stood)."""
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
     try:
-        _wait_for_prompts(page, timeout_s)
+        page.wait_for_function(
+            f"""() => {{ const s = ({_PROGRESS})();
+                return s.cells.length > 0 && s.cells.every(c => c.ran) && s.kernel === 'idle'; }}""",
+            timeout=timeout_s * 1000, polling=500)
     except PlaywrightTimeout:
         raise AssertionError(run_all_stalled(page, timeout_s)) from None
-
-
-def _wait_for_prompts(page, timeout_s: float) -> None:
-    page.wait_for_function(
-        """() => {
-          const nb = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook');
-          // a folded cell shows no prompt: it counts as run once no prompt is pending
-          const p = [...nb.querySelectorAll('.jp-CodeCell')].map(c => {
-            const t = (c.querySelector('.jp-InputPrompt') || {textContent: ''}).textContent;
-            return /\\[\\d+\\]/.test(t) || (!!c.querySelector('.jp-InputPlaceholder') && !t.includes('*'));
-          });
-          const idle = document.querySelector(
-            '.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook-ExecutionIndicator[data-status="idle"]')
-            || document.querySelector('.jp-Notebook-ExecutionIndicator[data-status="idle"]');
-          return p.length > 0 && p.every(Boolean) && idle;
-        }""", timeout=timeout_s * 1000, polling=500)
 
 
 def open_chapter(page, url: str, name: str) -> None:
