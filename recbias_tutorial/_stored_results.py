@@ -1,7 +1,7 @@
 """The stored full-scale results: package data, read and checked against their provenance.
 
-``make replicate`` writes ``recbias_tutorial/results/<paper>/`` (one CSV file per dataset and
-a ``provenance.json``). The folder ships inside the package (wheel and editable install
+``make replicate`` writes ``recbias_tutorial/results/<paper>/`` (one gzipped CSV file per
+dataset, ``.csv`` from older runs, and a ``provenance.json``). The folder ships inside the package (wheel and editable install
 alike), so a chapter notebook finds it wherever the package is installed: in this
 repository, on a JupyterHub, in Colab. :func:`read_stored_results` refuses a folder whose
 provenance does not hold (missing or unreadable files, data checksums that are not the
@@ -33,6 +33,16 @@ def stored_papers() -> list[str]:
     root = results_root()
     return sorted(p.name for p in root.iterdir() if (p / "provenance.json").is_file()) \
         if root.is_dir() else []
+
+
+def _gunzipped_sha256(path: Path) -> str:
+    """The sha256 of what a gzipped results file holds (recorded as ``csv_sha256`` when a
+    stored CSV was compressed after its run)."""
+    import gzip
+    import hashlib
+
+    with gzip.open(path, "rb") as stream:
+        return hashlib.file_digest(stream, "sha256").hexdigest()
 
 
 def _checkout_root() -> Path | None:
@@ -107,6 +117,9 @@ def read_stored_results(results: str | os.PathLike) -> tuple[dict, dict]:
             raise ValueError(f"{folder}: {path.name} is not the file `make replicate` wrote "
                              f"(its sha256 differs from provenance.json's): it was edited or "
                              f"damaged; {_advice(paper)}")
+        if "csv_sha256" in record and _gunzipped_sha256(path) != record["csv_sha256"]:
+            raise ValueError(f"{folder}: {path.name} does not hold the CSV `make replicate` wrote "
+                             f"(csv_sha256 differs): {_advice(paper)}")
         tables[name] = pd.read_csv(path, keep_default_na=False, na_values={"value": [""]})
     if not tables:
         raise ValueError(f"{folder}/provenance.json lists no dataset: {_advice(paper)}")

@@ -143,16 +143,34 @@ def _peak_memory() -> dict:
                 resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, 1)}
 
 
+def _table_path(out: Path, name: str) -> Path:
+    """Where a run writes one dataset's rows: ``<name>.csv.gz`` (the wheel ships it)."""
+    return out / f"{name}.csv.gz"
+
+
+def _stored_path(out: Path, record: dict | None) -> Path | None:
+    """The file a provenance record names (``.csv.gz``, or an older run's ``.csv``)."""
+    return out / record["file"] if record and record.get("file") else None
+
+
+def _write_table(out: Path, name: str, table: pd.DataFrame) -> None:
+    """Write a dataset's rows gzipped without a timestamp (equal rows, equal sha256), and
+    remove an older run's uncompressed file so that each dataset has one file."""
+    table.to_csv(_table_path(out, name), index=False, float_format="%.17g",
+                 compression={"method": "gzip", "mtime": 0})
+    (out / f"{name}.csv").unlink(missing_ok=True)
+
+
 def _store(out: Path, name: str, rows: pd.DataFrame, wall: float, **extra) -> dict:
     """Write one dataset's file and return its provenance (:func:`_dataset_record`)."""
-    rows.to_csv(out / f"{name}.csv", index=False, float_format="%.17g")
+    _write_table(out, name, rows)
     return _dataset_record(out, name, rows, wall, **extra)
 
 
 def _dataset_record(out: Path, name: str, rows: pd.DataFrame, wall: float, **extra) -> dict:
     """The provenance of one dataset's written file: its sha256 (reading refuses a file that
     differs), data checksums, size, wall time, memory."""
-    path = out / f"{name}.csv"
+    path = _table_path(out, name)
     return {"file": path.name, "sha256": sha256sum(path), "rows": len(rows),
             "models": int(rows["model"].nunique()), "git_commit": START_COMMIT,
             "data_sha256": {f: h for f, h in _registry.SHA256[name].items() if h},
@@ -234,8 +252,8 @@ def _stored_native(out: Path, provenance: dict, name: str) -> pd.DataFrame | Non
     to them instead of refitting the 73 native models (each model's values depend on that
     model alone; tests/test_stored_results.py recomputes a subsample of the stored ones)."""
     record = provenance["datasets"].get(name)
-    path = out / f"{name}.csv"
-    if not record or not path.exists() or sha256sum(path) != record.get("sha256"):
+    path = _stored_path(out, record)
+    if path is None or not path.exists() or sha256sum(path) != record.get("sha256"):
         return None
     if record.get("data_sha256") != {f: h for f, h in _registry.SHA256[name].items() if h}:
         return None
@@ -291,7 +309,7 @@ def time_families(name: str, families, out: Path, size: int = 50) -> None:
     """Measure what the families a run left out would cost: ONE model of each (size ``size``;
     MLP has none) fitted on the whole log, scored and evaluated as the separate truth's unit
     does it, its seconds recorded in provenance (``family_seconds``). Nothing is stored."""
-    from recbias_tutorial.replications import _jadidinejad2021_protocol as proto
+    from recbias_tutorial.replications.jadidinejad2021 import _protocol as proto
 
     path = out / "provenance.json"
     data = rb.load(name)
@@ -380,7 +398,7 @@ def run_carraro(datasets: list[str], n_jobs: int, out: Path, *,
 
 def _store_carraro(out: Path, n_jobs: int, data, name: str, rows: pd.DataFrame, kind: str,
                    power: float, config: dict, models: dict) -> None:
-    """Merge one configuration's rows into ``<name>.csv`` and its record into the
+    """Merge one configuration's rows into ``<name>.csv.gz`` and its record into the
     provenance, both read again under a lock: runs of other configurations may store at the
     same time (each configuration keeps the commit it was run at)."""
     import fcntl
@@ -397,12 +415,12 @@ def _store_carraro(out: Path, n_jobs: int, data, name: str, rows: pd.DataFrame, 
                                            "mar_pairs_in_log": "dropped (the course's rule)"},
                                  models=old_models(out))
         configs = provenance["datasets"].get(name, {}).get("configurations", {})
-        path = out / f"{name}.csv"
-        old = pd.read_csv(path) if path.exists() and configs else rows.iloc[:0]
+        path = _stored_path(out, provenance["datasets"].get(name))
+        old = pd.read_csv(path) if path and path.exists() and configs else rows.iloc[:0]
         old = old[~((old["recommenders"] == kind) & (old["item_power"] == power))]
         table = pd.concat([old, rows], ignore_index=True).sort_values(
             CARRARO_CONFIG, ascending=[True, False], kind="stable")
-        table.to_csv(path, index=False, float_format="%.17g")
+        _write_table(out, name, table)
         configs[f"{kind}, item_power={power:g}"] = config
         record = provenance["models"].setdefault(name, {})
         record.pop("chosen", None), record.pop("tuning_recall_at_10", None)  # older layout
@@ -490,7 +508,7 @@ def run_yang(datasets: list[str], n_jobs: int, out: Path) -> None:
     provenance = _provenance(out, "yang2018", n_jobs, protocol={
         **{k: (list(v) if isinstance(v, tuple) else v) for k, v in YANG.items()},
         "source": "ylongqi/unbiased-offline-recommender-evaluation, experiments_section_5/ "
-                  "(OpenRec legacy): see yang2018's _yang2018_authors module for each step",
+                  "(OpenRec legacy): see yang2018's _authors module for each step",
         "readings": [dataclasses.asdict(r) for r in yang2018.LADDER],
         "split": "seed s: random_split of the MNAR positives (rating >= 4), 80% train, 20% "
                  "held out; MAR ratings minus training pairs as the truth",

@@ -203,7 +203,7 @@ def test_fit_mf_with_a_generator_or_cache_off_stores_nothing(store, world):
 
 def test_run_protocol_and_kl_by_seed_read_back(store, world, monkeypatch):
     from recbias_tutorial.models import PosPop
-    from recbias_tutorial.replications import _carraro2022_repetitions as proto
+    from recbias_tutorial.replications.carraro2022 import _repetitions as proto
     from recbias_tutorial.replications import carraro2022
 
     kw = dict(seeds=[0, 1], sizes=(0.5, 1.0))
@@ -243,7 +243,7 @@ def test_split_user_table_is_the_step_by_step_protocol(store, world, monkeypatch
     import cornac
 
     from recbias_tutorial.models import PosPop, iter_scores
-    from recbias_tutorial.replications import _yang2018_protocol as proto
+    from recbias_tutorial.replications.yang2018 import _protocol as proto
     from recbias_tutorial.replications import yang2018
 
     models = {"MostPop": cornac.models.MostPop(), "PosPop": PosPop(threshold=4.0)}
@@ -274,7 +274,7 @@ def test_model_curves_keyed_by_the_scores_content(store, world, monkeypatch):
 
     from recbias_tutorial.estimators import kbar_curves
     from recbias_tutorial.metrics import recall_curves
-    from recbias_tutorial.replications import _wang2025_protocol as proto
+    from recbias_tutorial.replications.wang2025 import _protocol as proto
     from recbias_tutorial.replications import wang2025
 
     rng = np.random.default_rng(0)
@@ -317,7 +317,7 @@ def test_duplicate_pairs_found_on_dense_and_sparse_id_spaces(n_users, n_items):
 
 
 def test_protocol_values_units_resume_and_run_in_parallel(store, world, monkeypatch):
-    from recbias_tutorial.replications import _jadidinejad2021_protocol as proto
+    from recbias_tutorial.replications.jadidinejad2021 import _protocol as proto
 
     kw = dict(sizes=(10,), ks=(None, 5), families=("MostPop", "MF"))
     one = jadidinejad2021.protocol_values(world, seeds=[0], cache=True, **kw)
@@ -347,7 +347,7 @@ def test_protocol_values_units_resume_and_run_in_parallel(store, world, monkeypa
 def test_protocol_values_passes_the_fit_cache_switch_with_its_size_cap(
         store, world, monkeypatch, cache, default_on, expected):
     from recbias_tutorial.models import _cache
-    from recbias_tutorial.replications import _jadidinejad2021_protocol as proto
+    from recbias_tutorial.replications.jadidinejad2021 import _protocol as proto
 
     monkeypatch.setattr(_cache, "ENABLED_BY_DEFAULT", default_on)
     seen = []
@@ -384,7 +384,7 @@ def test_result_store_is_trimmed_least_recently_used_first(store, world, monkeyp
 
 def test_carraro_tune_reads_back(store, world, monkeypatch):
     from recbias_tutorial.models import PosPop
-    from recbias_tutorial.replications import _carraro2022_protocol as proto
+    from recbias_tutorial.replications.carraro2022 import _protocol as proto
     from recbias_tutorial.replications import carraro2022
 
     grid = {"PosPop": {"t=4": PosPop, "t=3": lambda: PosPop(threshold=3.0)}}

@@ -38,7 +38,7 @@ def test_every_results_file_has_provenance():
         assert (folder / "provenance.json").is_file(), f"{folder.name}: no provenance.json"
         provenance = json.loads((folder / "provenance.json").read_text())
         listed = {record["file"] for record in provenance["datasets"].values()}
-        on_disk = {p.name for p in folder.iterdir() if p.suffix == ".csv"}
+        on_disk = {p.name for p in folder.iterdir() if p.name.endswith((".csv", ".csv.gz"))}
         assert on_disk == listed, f"{folder.name}: files without provenance {on_disk - listed}"
         for key in ("package", "git_commit", "libraries", "cores", "models", "protocol"):
             assert provenance.get(key), f"{folder.name}: provenance lacks {key}"
@@ -92,6 +92,19 @@ def test_a_value_edited_by_hand_is_refused(tmp_path):
     row[head.index("value")] = "0.5"  # one stored number changed
     path.write_text("\n".join([lines[0], ",".join(row), *lines[2:]]) + "\n")
     with pytest.raises(ValueError, match=rf"{path.name} is not the file `make replicate` wrote"):
+        course.stored_results(folder)
+
+
+def test_a_compressed_file_is_checked_against_the_csv_the_run_wrote(tmp_path):
+    """carraro2022's files were gzipped after their run: the .gz's sha256 is recorded, and
+    so is the sha256 of the CSV it holds, which reading checks too."""
+    folder, provenance, path = _copy(tmp_path, "carraro2022")
+    assert path.name.endswith(".csv.gz")
+    tables, _ = course.stored_results(folder)
+    assert len(tables[path.name.split(".")[0]]) > 0
+    next(iter(provenance["datasets"].values()))["csv_sha256"] = "0" * 64
+    (folder / "provenance.json").write_text(json.dumps(provenance))
+    with pytest.raises(ValueError, match="csv_sha256 differs"):
         course.stored_results(folder)
 
 

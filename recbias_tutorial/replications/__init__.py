@@ -12,9 +12,11 @@
 * :mod:`~recbias_tutorial.replications.report` — the four papers' headline numbers beside our
   stored runs, each graded on one scale (the book's Replication report page).
 
-Every module has one shape: a public front (``<paper>.py``: the paper's entry points, with
-numpydoc) over private files ``_<paper>_*.py`` (the protocol, the paper's tables, and the
-course's own extensions, labelled as such). Where a paper and its authors' code differ, the
+Every paper is one subpackage of one shape: a public front (``<paper>/__init__.py``: the
+paper's entry points, with numpydoc) over private modules named by role (``_protocol.py``,
+``_tables.py``, the course's own ``_extensions.py``, labelled as such, ...). Within a paper,
+calls go one way: tables and extensions call the protocol, the protocol calls the package's
+kernels, and nothing calls back up. Where a paper and its authors' code differ, the
 code is followed and the docstring says so.
 Modules load on first use (some import Cornac).
 """

@@ -13,7 +13,7 @@ import pytest
 
 from recbias_tutorial.models import fit_scores
 from recbias_tutorial.replications import carraro2022
-from recbias_tutorial.replications._carraro2022_ranksys import (ImplicitALS, RankSysItemKNN,
+from recbias_tutorial.replications.carraro2022._ranksys import (ImplicitALS, RankSysItemKNN,
                                                                 RankSysUserKNN, rr1_sweep)
 
 N_USERS, N_ITEMS = 14, 11

@@ -16,7 +16,7 @@ from recbias_tutorial.data import random_split
 from recbias_tutorial.data import simulate
 from recbias_tutorial.estimators import assign_strata, strata_table
 from recbias_tutorial.replications.jadidinejad2021 import (agreement, evaluate_zoo,
-                                                          holdout_evaluator, rank_relevant, steiger)
+                                                           holdout_evaluator, rank_relevant, steiger)
 from recbias_tutorial.stats import reversal_pairs
 
 
@@ -419,7 +419,7 @@ def test_protocol_inputs_are_validated(small_world, small_values):
 def test_combined_units_equal_one_frame_of_all_their_rows():
     """combine_units puts the units' frames end to end: the frame (values and dtypes) one
     run's rows would build, with each unit's wall time."""
-    from recbias_tutorial.replications import _jadidinejad2021_protocol as proto
+    from recbias_tutorial.replications.jadidinejad2021 import _protocol as proto
 
     world = simulate(80, 60, seed=0, mean_ratings_per_user=12)
     kw = dict(sizes=(10,), ks=(None, 5), n_strata=2, sweep=(1, 3), zoos=("authors", "course"),

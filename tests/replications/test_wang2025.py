@@ -69,7 +69,7 @@ def test_paper_table1_is_exact():
 # --------------------------------------------------------------------------------------
 # the paper's trainers (AutoDebias baselines)
 # --------------------------------------------------------------------------------------
-from recbias_tutorial.replications import _wang2025_trainers as trainers  # noqa: E402
+from recbias_tutorial.replications.wang2025 import _trainers as trainers  # noqa: E402
 
 
 def _planted_world(seed: int = 0, n_users: int = 300, n_items: int = 200, rank: int = 3):

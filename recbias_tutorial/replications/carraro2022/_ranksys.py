@@ -1,0 +1,313 @@
+r"""The paper's kind of recommenders: RankSys's top-N scorers, in numpy (private module).
+
+Carraro & Bridge (2022, §4.4) ran ``UB_KNN``, ``IB_KNN`` and ``MF`` ("the Matrix
+Factorization algorithm proposed by Pilászy et al., 2010") from RankSys
+(github.com/RankSys/RankSys); their public notebooks (cdiego89phd/wtd-debiasing-RS-eval) hold
+the data preparation only, so the recommenders' settings beyond the paper's grid are RankSys's
+own (its ``RecommenderExample``). These classes compute the same scores as RankSys:
+
+* similarity ``Similarities.vectorCosine``: the cosine of the raw rating vectors,
+  :math:`\mathrm{sim}(a, b) = \langle r_a, r_b \rangle / \sqrt{\|r_a\|^2 \|r_b\|^2}`, only for
+  pairs with a non-zero product, never with itself;
+* neighbourhood ``TopKNeighborhood``: the ``k`` most similar (ties: the lower index first);
+* ``UserNeighborhoodRecommender`` (q = 1): :math:`s_{ui} = \sum_{v \in N_k(u)}
+  \mathrm{sim}(u, v)^q\, r_{vi}`;
+* ``ItemNeighborhoodRecommender`` (q = 1): :math:`s_{ui} = \sum_{j \in I_u} \sum_{i \in
+  N_k(j)} \mathrm{sim}(j, i)^q\, r_{uj}` (the neighbourhoods of the user's items, not of the
+  scored item as in Cornac's ``ItemKNN``);
+* ``PZTFactorizer``: the implicit-feedback loss of Hu, Koren & Volinsky with the rating as
+  target, :math:`\sum_{u,i} c_{ui}(r_{ui} - p_u^\top q_i)^2` with :math:`c_{ui} = 1 + \alpha
+  r_{ui}` on observed pairs and :math:`c = 1, r = 0` elsewhere, minimised by Pilászy et
+  al.'s ALS with one coordinate-descent sweep per half-step (RankSys's ``doRR1``, L = 1).
+
+A RankSys ranking holds only the items a scorer gives a score to; here every other item scores
+0, below them (the neighbourhood scores are positive), so only a user with fewer than ``k``
+scored items can differ, in the tail of the top ``k``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Any
+
+import cornac
+import numba
+import numpy as np
+import scipy.sparse as sp
+from cornac.exception import ScoreException
+from cornac.models import Recommender
+
+from ..._validation import as_generator
+
+#: A fingerprint of this file: part of every model's state, so that the fit cache (keyed by
+#: a model's class and state) never returns scores computed by an older version of it.
+_SOURCE = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()
+
+#: RankSys's ``RecommenderExample`` settings the paper does not state: the similarity
+#: exponent q, the confidence 1 + alpha * r and the ALS iterations.
+RANKSYS_DEFAULTS: dict[str, Any] = {"q": 1, "alpha": 1.0, "n_iter": 20}
+
+
+def vector_cosine_neighbours(ratings: sp.csr_matrix, k: int, *, chunk: int = 1024) -> sp.csr_matrix:
+    """Row-wise top-``k`` neighbourhoods of RankSys's vector cosine, as a sparse matrix.
+
+    Row ``a`` holds :math:`\\mathrm{sim}(a, b)` for the ``k`` rows ``b != a`` most similar to
+    ``a`` among those with a non-zero inner product (ties: the lower index first).
+
+    Examples
+    --------
+    >>> r = sp.csr_matrix(np.array([[5.0, 1, 0], [4, 0, 0], [0, 2, 3]]))
+    >>> vector_cosine_neighbours(r, 1).toarray().round(3)
+    array([[0.   , 0.981, 0.   ],
+           [0.981, 0.   , 0.   ],
+           [0.109, 0.   , 0.   ]])
+    """
+    ratings = sp.csr_matrix(ratings, dtype=np.float64)
+    n = ratings.shape[0]
+    norm = np.sqrt(np.asarray(ratings.multiply(ratings).sum(axis=1)).ravel())
+    rows, cols, vals = [], [], []
+    for start in range(0, n, chunk):
+        stop = min(start + chunk, n)
+        product = (ratings[start:stop] @ ratings.T).toarray()
+        product[np.arange(stop - start), np.arange(start, stop)] = 0.0  # never itself
+        with np.errstate(divide="ignore", invalid="ignore"):
+            sim = product / np.outer(norm[start:stop], norm)
+        sim[product == 0.0] = 0.0
+        take = min(k, n)
+        order = np.argsort(-sim, axis=1, kind="stable")[:, :take]  # ties: lower index first
+        top = np.take_along_axis(sim, order, axis=1)
+        keep = top > 0.0  # RankSys keeps only pairs with a non-zero product
+        r_idx = np.repeat(np.arange(start, stop), take).reshape(-1, take)
+        rows.append(r_idx[keep]), cols.append(order[keep]), vals.append(top[keep])
+    return sp.csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
+                         shape=(n, n))
+
+
+class _RankSysModel(Recommender):
+    """A Cornac recommender whose ``score_batch`` gives RankSys's scores."""
+
+    def __init__(self, name: str, **params: Any) -> None:
+        super().__init__(name=name, trainable=True, verbose=False)
+        for key, value in params.items():
+            setattr(self, key, value)
+        self._source = _SOURCE
+        self._fitted = False
+
+    def _matrix(self, train_set: cornac.data.Dataset) -> sp.csr_matrix:
+        users, items, ratings = train_set.uir_tuple
+        return sp.csr_matrix((np.asarray(ratings, float), (np.asarray(users), np.asarray(items))),
+                             shape=(train_set.num_users, train_set.num_items))
+
+    def score(self, user_idx: int, item_idx: int | None = None):
+        """Scores of all known items (or of ``item_idx``) for one user."""
+        row = self.score_batch([user_idx])[0]
+        return row.copy() if item_idx is None else float(row[item_idx])
+
+    def _check_fitted(self) -> None:
+        if not self._fitted:
+            raise ScoreException(f"{self.name} is not fitted")
+
+
+class RankSysUserKNN(_RankSysModel):
+    """RankSys's ``UserNeighborhoodRecommender`` with ``vectorCosine`` and ``topK(k)``.
+
+    Parameters
+    ----------
+    k : int, default 100
+        Neighbourhood size.
+    q : int, default 1
+        Exponent of the similarity.
+    name : str, default "UB_KNN"
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from recbias_tutorial.models import fit_scores
+    >>> train = pd.DataFrame({"user": [0, 0, 1, 2], "item": [0, 1, 1, 2], "rating": [5.0, 3, 4, 2]})
+    >>> fit_scores(RankSysUserKNN(k=1), train, n_users=3, n_items=3, seed=0)[1].round(3).tolist()
+    [2.572, 1.543, 0.0]
+    """
+
+    def __init__(self, k: int = 100, q: int = RANKSYS_DEFAULTS["q"], name: str = "UB_KNN") -> None:
+        super().__init__(name, k=int(k), q=int(q))
+
+    def fit(self, train_set: cornac.data.Dataset, val_set: cornac.data.Dataset | None = None):
+        """The top-k user neighbourhoods of the training ratings."""
+        Recommender.fit(self, train_set, val_set)
+        self._ratings = self._matrix(train_set)
+        self._weights = vector_cosine_neighbours(self._ratings, self.k).power(self.q).tocsr()
+        self._fitted = True
+        return self
+
+    def score_batch(self, user_indices) -> np.ndarray:
+        """:math:`s_{ui} = \\sum_{v \\in N_k(u)} sim(u, v)^q r_{vi}` for several users."""
+        self._check_fitted()
+        return (self._weights[np.asarray(user_indices)] @ self._ratings).toarray()
+
+
+class RankSysItemKNN(_RankSysModel):
+    """RankSys's ``ItemNeighborhoodRecommender`` with ``vectorCosine`` and ``topK(k)``.
+
+    Parameters
+    ----------
+    k : int, default 10
+        Neighbourhood size (of each of the user's rated items).
+    q : int, default 1
+        Exponent of the similarity.
+    name : str, default "IB_KNN"
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from recbias_tutorial.models import fit_scores
+    >>> train = pd.DataFrame({"user": [0, 0, 1, 2], "item": [0, 1, 1, 2], "rating": [5.0, 3, 4, 2]})
+    >>> fit_scores(RankSysItemKNN(k=1), train, n_users=3, n_items=3, seed=0)[1].round(3).tolist()
+    [2.4, 0.0, 0.0]
+    """
+
+    def __init__(self, k: int = 10, q: int = RANKSYS_DEFAULTS["q"], name: str = "IB_KNN") -> None:
+        super().__init__(name, k=int(k), q=int(q))
+
+    def fit(self, train_set: cornac.data.Dataset, val_set: cornac.data.Dataset | None = None):
+        """The top-k item neighbourhoods of the training ratings."""
+        Recommender.fit(self, train_set, val_set)
+        self._ratings = self._matrix(train_set)
+        self._weights = vector_cosine_neighbours(self._ratings.T.tocsr(), self.k).power(self.q).tocsr()
+        self._fitted = True
+        return self
+
+    def score_batch(self, user_indices) -> np.ndarray:
+        """:math:`s_{ui} = \\sum_{j \\in I_u,\\, i \\in N_k(j)} sim(j, i)^q r_{uj}`."""
+        self._check_fitted()
+        return (self._ratings[np.asarray(user_indices)] @ self._weights).toarray()
+
+
+def rr1_sweep(w: np.ndarray, other: np.ndarray, owner: np.ndarray, index: np.ndarray,
+              value: np.ndarray, lam: float, alpha: float) -> np.ndarray:
+    """One half-step of Pilászy et al.'s ALS as RankSys's ``PZTFactorizer`` runs it.
+
+    For every row ``u`` of ``w`` (users, or items on the other half-step) with observations
+    (``owner == u``, on rows ``index`` of ``other`` with ratings ``value``): one sweep of
+    coordinate descent (``doRR1`` with L = 1, warm-started at ``w[u]``) on the ridge problem
+    with the pseudo-rows of :math:`G G^\\top = Q^\\top Q + \\lambda I` (target 0, weight 1)
+    and the observed rows (target :math:`C r / (C - 1)`, weight :math:`C - 1`,
+    :math:`C = 1 + \\alpha r`), and :math:`\\lambda` again in each coordinate's denominator.
+    The pseudo-rows' contribution is computed from :math:`Q^\\top Q + \\lambda I` directly
+    (the same sums, without the eigen-decomposition). Rows without observations are 0.
+    """
+    n, k = w.shape
+    w = np.array(w, dtype=np.float64)
+    order = np.argsort(owner, kind="stable")  # the observations grouped by their row
+    indptr = np.concatenate([[0], np.cumsum(np.bincount(owner, minlength=n))]).astype(np.int64)
+    gram = other.T @ other + lam * np.eye(k)
+    _rr1_rows(w, np.ascontiguousarray(other, dtype=np.float64), gram, indptr,
+              np.asarray(index, np.int64)[order], np.asarray(value, np.float64)[order],
+              float(lam), float(alpha))
+    return w
+
+
+@numba.njit(cache=True, boundscheck=False)
+def _rr1_rows(w, other, gram, indptr, index, value, lam, alpha):  # pragma: no cover (compiled)
+    """``rr1_sweep`` in place, one row at a time (``g = gram @ w[u]`` kept up to date)."""
+    k = w.shape[1]
+    for u in range(w.shape[0]):
+        start, stop = indptr[u], indptr[u + 1]
+        if start == stop:
+            w[u, :] = 0.0
+            continue
+        m = stop - start
+        c = np.empty(m)
+        e = np.empty(m)
+        for p in range(m):
+            conf = 1.0 + alpha * value[start + p]
+            c[p] = conf - 1.0
+            pred = 0.0
+            for j in range(k):
+                pred += w[u, j] * other[index[start + p], j]
+            e[p] = conf * value[start + p] / c[p] - pred
+        g = np.zeros(k)
+        for j in range(k):
+            for jj in range(k):
+                g[jj] += gram[jj, j] * w[u, j]
+        for j in range(k):
+            old = w[u, j]
+            a = gram[j, j]
+            d = old * gram[j, j] - g[j]  # the pseudo-rows' part, w_j added back
+            for p in range(m):
+                x = other[index[start + p], j]
+                e[p] += old * x
+                a += c[p] * x * x
+                d += c[p] * x * e[p]
+            new = d / (lam + a)
+            w[u, j] = new
+            for p in range(m):
+                e[p] -= new * other[index[start + p], j]
+            for jj in range(k):
+                g[jj] += gram[jj, j] * (new - old)
+
+
+class ImplicitALS(_RankSysModel):
+    """RankSys's ``PZTFactorizer`` + ``MFRecommender``: Pilászy et al.'s implicit ALS.
+
+    Parameters
+    ----------
+    k : int, default 50
+        Number of latent factors.
+    lambda_reg : float, default 0.1
+        Regularisation.
+    alpha : float, default 1.0
+        Confidence :math:`1 + \\alpha r` of an observed rating.
+    n_iter : int, default 20
+        ALS iterations (each: items, then users).
+    seed : int, default 0
+        Seed of the initial factors (RankSys: ``sqrt(1/k) * Math.random()``).
+    name : str, default "MF"
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from recbias_tutorial.models import fit_scores
+    >>> train = pd.DataFrame({"user": [0, 0, 1, 2], "item": [0, 1, 1, 2], "rating": [5.0, 3, 4, 2]})
+    >>> fit_scores(ImplicitALS(k=2, n_iter=5), train, n_users=3, n_items=3, seed=0).shape
+    (3, 3)
+    """
+
+    def __init__(self, k: int = 50, lambda_reg: float = 0.1, alpha: float = RANKSYS_DEFAULTS["alpha"],
+                 n_iter: int = RANKSYS_DEFAULTS["n_iter"], seed: int = 0, name: str = "MF") -> None:
+        super().__init__(name, k=int(k), lambda_reg=float(lambda_reg), alpha=float(alpha),
+                         n_iter=int(n_iter), seed=seed)
+
+    def fit(self, train_set: cornac.data.Dataset, val_set: cornac.data.Dataset | None = None):
+        """Alternate the item and user half-steps ``n_iter`` times, as RankSys does."""
+        Recommender.fit(self, train_set, val_set)
+        users, items, ratings = (np.asarray(a) for a in train_set.uir_tuple)
+        users, items, ratings = users.astype(np.int64), items.astype(np.int64), ratings.astype(float)
+        rng = as_generator(self.seed)
+        scale = np.sqrt(1.0 / self.k)
+        p = scale * rng.random((train_set.num_users, self.k))
+        q = scale * rng.random((train_set.num_items, self.k))
+        p[np.bincount(users, minlength=len(p)) == 0] = 0.0
+        for _ in range(self.n_iter):
+            q = rr1_sweep(q, p, items, users, ratings, self.lambda_reg, self.alpha)
+            p = rr1_sweep(p, q, users, items, ratings, self.lambda_reg, self.alpha)
+        self.u_factors, self.i_factors = p, q
+        self._fitted = True
+        return self
+
+    def score_batch(self, user_indices) -> np.ndarray:
+        """:math:`p_u^\\top q_i` for several users."""
+        self._check_fitted()
+        return self.u_factors[np.asarray(user_indices)] @ self.i_factors.T
+
+
+def ranksys_grid(grid: dict[str, dict[str, tuple]]) -> dict[str, dict[str, Any]]:
+    """The paper's grid over the three RankSys-like recommenders (see ``paper_grid``)."""
+    from functools import partial
+
+    out: dict[str, dict[str, Any]] = {}
+    for name, cls in (("UB_KNN", RankSysUserKNN), ("IB_KNN", RankSysItemKNN)):
+        out[name] = {f"k={k}": partial(cls, k=k) for k in grid["neighbours"][name]}
+    out["MF"] = {f"k={k}, λ={reg:g}": partial(ImplicitALS, k=k, lambda_reg=reg, seed=0)
+                 for k in grid["MF"]["factors"] for reg in grid["MF"]["regularisation"]}
+    return out

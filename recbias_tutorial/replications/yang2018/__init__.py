@@ -1,0 +1,91 @@
+r"""Unbiased offline evaluation with popularity propensities (Yang et al., RecSys 2018).
+
+The paper estimates each model's metric on the MAR (randomly exposed) truth from logged held-out
+feedback, once by Average-Over-All and once by SNIPS with popularity propensities
+:math:`p_i \propto n_i^{(\gamma+1)/2}` over a grid of :math:`\gamma`, and judges the estimators
+by their error against the truth. This module runs that comparison for any set of scored models:
+
+* :func:`snips_protocols` — the test sets, propensities and estimators of one comparison;
+* :func:`estimate_models` — every model under every protocol, with user-bootstrap intervals;
+* :func:`agreement_table` — per estimator, MAE against the truth and Kendall's tau of the model
+  ranking against the truth's;
+* :func:`same_users` — restrict the logged test set and the truth to the users present in both;
+* :func:`user_table` / :func:`per_model_mae` — per-user values of every protocol, and per model
+  the mean absolute error of the per-user estimates against the per-user truth, the form of the
+  paper's table (:data:`PAPER_MAE_RECALL`);
+* :func:`split_user_table` / :func:`mae_over_splits` — the whole protocol on a dataset (split,
+  fit, evaluate) for one split seed or several, kept in the on-disk cache;
+* :func:`course_models` — the course's seven recommenders (not the paper's), shared by
+  chapter 2 and the stored full-scale run (``make replicate``);
+* **the authors' protocol** of Section 5 as ylongqi/unbiased-offline-recommender-evaluation ran
+  it — :data:`AUTHORS` (sampled negatives, last 300 kept, K = 1, MAR truth over each user's own
+  MAR-rated songs, each side over its own users, MAE = gap between the aggregates),
+  :data:`COURSE` (the course's full-catalogue reading, a named alternative) and :data:`LADDER`
+  (one change at a time from one to the other), as :class:`Reading` values;
+  :func:`authors_split`, :func:`sampled_candidates`, :func:`user_terms`,
+  :func:`reading_rows`, :func:`evaluate_readings` (each step, with the authors' file and
+  function it follows), :func:`authors_models` / :func:`pmf_training` (U-CML, A-CML, BPR and
+  PMF with the authors' settings), :func:`authors_split_table` (one split, every reading,
+  every negative draw), :func:`mae_summary` and :func:`snips_reduction`.
+
+The exponent :math:`\gamma` is, in the paper, the popularity exponent of the serving policy,
+:math:`P^{\text{select}}_i \propto (n^*_i)^\gamma` (Steck 2011), "estimated from known online
+content serving policy"; the two-step assumption :math:`P_i = P^{\text{select}}_i
+P^{\text{interact}|\text{select}}_i` with preferences unaffected by presentation then gives
+:math:`p_i \propto (n^*_i)^{(\gamma+1)/2}`. Without the serving policy, :data:`GAMMAS` is a
+sensitivity grid.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from . import _protocol as _proto
+from . import _authors as _authors
+from ._authors import (Reading, authors_split, evaluate_readings, reading_rows,
+                       sampled_candidates, user_terms)
+from ._extensions import agreement_table, course_models, estimate_models, summarise
+from ._protocol import same_users, snips_protocols, split_user_table, user_table
+from ._runs import (authors_models, authors_split_table, mae_summary, pmf_training,
+                    snips_reduction)
+from ._tables import mae_over_splits, per_model_mae
+
+__all__ = ["AUTHORS", "COURSE", "GAMMAS", "LADDER", "PAPER_MAE_RECALL", "Reading",
+           "agreement_table", "authors_models", "authors_split", "authors_split_table",
+           "course_models", "estimate_models", "evaluate_readings", "mae_over_splits",
+           "mae_summary", "per_model_mae", "pmf_training", "reading_rows", "same_users",
+           "sampled_candidates", "snips_protocols", "snips_reduction", "split_user_table",
+           "summarise", "user_table", "user_terms"]
+
+#: The sensitivity grid of the popularity exponent gamma used by the paper.
+GAMMAS: tuple[float, ...] = _proto.GAMMAS
+
+#: The paper's Yahoo! R3 table: "Measuring bias in recommender evaluation (Yahoo! music rating
+#: dataset) — Mean Absolute Error (MAE), Recall", per model (rows) and estimator (columns: AOA,
+#: then SNIPS at gamma = 1.5, 2.0, 2.5, 3.0). Source: Yang et al., RecSys 2018, talk slides
+#: (``002_e808ef58dd263019.txt`` in the course's shared papers, first rendering of the slide; the second rendering of the
+#: same slide is garbled by the slide animation and is not used). U-CML / A-CML are
+#: collaborative metric learning with uniform weights (OpenRec's CML) and with WARP-style
+#: approximated-rank weights (OpenRec's WCML); BPR and PMF as usual.
+PAPER_MAE_RECALL: pd.DataFrame = pd.DataFrame(
+    [[0.401, 0.270, 0.260, 0.253, 0.248],
+     [0.399, 0.274, 0.264, 0.258, 0.253],
+     [0.380, 0.275, 0.268, 0.258, 0.258],
+     [0.386, 0.267, 0.268, 0.258, 0.248]],
+    index=pd.Index(["U-CML", "A-CML", "BPR", "PMF"], name="model"),
+    columns=["AOA", "SNIPS γ=1.5", "SNIPS γ=2.0", "SNIPS γ=2.5", "SNIPS γ=3.0"])
+
+Protocol = _proto.Protocol  # (test set, propensity or None, estimator name)
+
+#: The authors' Section 5 protocol, the replication: sampled negatives (200 / 300, the last 300
+#: entries kept), Recall@1, the MAR truth ranked among each user's own MAR songs, each side
+#: over its own users, MAE = ``|aggregate estimate - aggregate truth|``.
+AUTHORS: Reading = _authors.AUTHORS
+
+#: The course's earlier reading of the slides, a named alternative: full-catalogue candidates on
+#: both sides, Recall@10, common users, mean of per-user gaps.
+COURSE: Reading = _authors.COURSE
+
+#: From :data:`AUTHORS` to :data:`COURSE` one change at a time: MNAR candidates, MAR candidates,
+#: K, user set, per-user MAE.
+LADDER: tuple[Reading, ...] = _authors.LADDER

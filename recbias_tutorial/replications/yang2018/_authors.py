@@ -1,0 +1,356 @@
+r"""Yang et al.'s Section 5 protocol as their public code ran it, and one-step variants (private).
+
+Re-exported by :mod:`recbias_tutorial.replications.yang2018`; import it from there. Each step
+follows a file of ylongqi/unbiased-offline-recommender-evaluation, ``experiments_section_5/``
+(OpenRec legacy API, ``openrec/legacy/implicit_model_trainer.py``):
+
+1. **Data** (``*_yahoo_train.py``): the models train on implicit MNAR positives
+   (``training_arr.npy``) and an MNAR validation set is held out (``validation_arr.npy``); the
+   truth is the MAR ratings split into positives and negatives (``test_arr_pos/neg.npy``).
+   Those arrays sit in a private S3 bucket, so the split is ours: :func:`authors_split`
+   (positives = ``rating >= threshold``, ``val_share`` of them held out; MAR pairs also in the
+   training positives dropped, as everywhere in the course).
+2. **Estimate, MNAR side** (``*_yahoo_val.py`` + ``calc_metrics`` of
+   ``experiment_cml_yahoo_val.ipynb``): ``_exclude_positives([train, val])`` then
+   ``_sample_negatives(seed=10)`` draws ``n_negatives`` items (200 for PMF/BPR, 300 for CML)
+   uniformly among those the user has in neither; ``_evaluate_partial`` scores
+   ``negatives + positives``; ``calc_metrics`` keeps the **last 300** entries of that list
+   (so ``max(0, n_negatives + P_u - 300)`` negatives are cut off the front);
+   :math:`Z_{ui}` = number of kept candidates scored strictly above the positive; Recall counts
+   :math:`Z_{ui} < K` and the notebook calls it with **K = 1**; AUC term
+   :math:`1 - Z_{ui}/|C_u|`; weights :math:`1/p_i`, :math:`p_i = N_i^{(\gamma+1)/2}`,
+   :math:`N_i` the item's training count, items with :math:`N_i = 0` skipped, normalised per
+   user (SNIPS; :math:`\gamma=-1` is AOA); mean over the users with a positive of
+   :math:`N_i > 0` (``nonzero_user_count``). Candidate set ``"sampled"``.
+3. **Truth, MAR side** (``eq`` of ``*_yahoo_test.py``): the sampled negatives are cut off
+   (``[NUM_NEGATIVES:]``), so each user's MAR positives are ranked among that user's own
+   MAR-rated songs only (candidate set ``"mar"``), same formulas at :math:`\gamma = -1`.
+4. **MAE**: the code has none. The slides' table gives one number per model and estimator,
+   and the CML notebooks' printed numbers (validation Recall@1 0.0724 at :math:`\gamma=1.5`,
+   test Recall 0.3306: gap 0.258, slides 0.270) match the gap between the two aggregates:
+   ``mae="aggregate"`` is :math:`|\hat R - R|`; ``"per_user"`` (the course's earlier
+   reading) is the mean over common users of :math:`|\hat R_u - R_u|`.
+
+:data:`AUTHORS` is that protocol; :data:`COURSE` the course's full-catalogue reading (candidates
+= every item without a training pair, K = 10, common users, per-user MAE); :data:`LADDER`
+walks from one to the other one choice at a time.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..._validation import check_int, check_real
+from ...data import FeedbackData, drop_seen, random_split
+
+#: calc_metrics keeps the last 300 entries of each user's (negatives + positives) list.
+KEEP_LAST = 300
+
+
+@dataclasses.dataclass(frozen=True)
+class Reading:
+    """One way of running the protocol (see the module docstring for each field's source).
+
+    Attributes
+    ----------
+    name : str
+        Label shown in tables.
+    estimate : str
+        Candidates of the MNAR (estimate) side: ``"sampled"`` (the authors' sampled
+        negatives and the positives) or ``"full"`` (every item without a training pair).
+    truth : str
+        Candidates of the MAR (truth) side: ``"mar"`` (the user's MAR-rated items) or
+        ``"full"`` (every item without a training pair).
+    k : int
+        Recall cut-off.
+    users : str
+        ``"own"`` (each side over its own users) or ``"common"`` (both over the users present
+        on both sides).
+    mae : str
+        ``"aggregate"`` (:math:`|\\hat R - R|` of the means) or ``"per_user"`` (the mean of
+        per-user gaps, common users only).
+    """
+
+    name: str
+    estimate: str = "sampled"
+    truth: str = "mar"
+    k: int = 1
+    users: str = "own"
+    mae: str = "aggregate"
+
+    def __post_init__(self) -> None:
+        for field, allowed in (("estimate", ("sampled", "full")), ("truth", ("mar", "full")),
+                               ("users", ("own", "common")), ("mae", ("aggregate", "per_user"))):
+            if getattr(self, field) not in allowed:
+                raise ValueError(f"{field} must be one of {allowed}, got {getattr(self, field)!r}")
+        check_int(self.k, "k")
+        if self.mae == "per_user" and self.users != "common":
+            raise ValueError("mae='per_user' needs users='common' (a per-user gap needs both sides)")
+
+
+#: The authors' protocol (the replication).
+AUTHORS = Reading("authors' protocol")
+#: The course's earlier full-catalogue reading.
+COURSE = Reading("course's reading", estimate="full", truth="full", k=10, users="common",
+                 mae="per_user")
+#: From the authors' protocol to the course's reading, one change at a time.
+LADDER: tuple[Reading, ...] = (
+    AUTHORS,
+    Reading("+ MNAR candidates: full catalogue", estimate="full"),
+    Reading("+ MAR candidates: full catalogue", estimate="full", truth="full"),
+    Reading("+ K = 10", estimate="full", truth="full", k=10),
+    Reading("+ common users", estimate="full", truth="full", k=10, users="common"),
+    dataclasses.replace(COURSE, name="+ per-user MAE (= course's reading)"),
+)
+
+
+def authors_split(data: FeedbackData, *, seed: int,
+                  val_share: float = 0.2) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """Training positives, held-out MNAR positives and the MAR truth of one split.
+
+    Parameters
+    ----------
+    data : FeedbackData
+        With ``mnar`` and ``mar`` parts.
+    seed : int
+        Split seed (:func:`recbias_tutorial.data.random_split` of the MNAR positives).
+    val_share : float, default 0.2
+        Share of the MNAR positives held out (the authors' share is not public).
+
+    Returns
+    -------
+    (train, val, truth) : tuple of pandas.DataFrame
+        ``truth`` is every MAR rating (positives and negatives) whose pair is not in ``train``
+        (``attrs["n_dropped"]`` counts the others).
+
+    Raises
+    ------
+    ValueError
+        If ``data`` has no MAR part or ``val_share`` is not in (0, 1).
+
+    Examples
+    --------
+    >>> import recbias_tutorial as rb
+    >>> train, val, truth = authors_split(rb.simulate(50, 30, seed=0), seed=0)
+    >>> bool((train["rating"] >= 4).all() and (val["rating"] >= 4).all())
+    True
+    """
+    if not isinstance(data, FeedbackData) or data.mar is None:
+        raise ValueError("data must be a FeedbackData with randomly exposed (mar) feedback")
+    val_share = check_real(val_share, "val_share", low=0.0, high=1.0, low_open=True,
+                           high_open=True)
+    positives = data.mnar[data.mnar["rating"] >= data.threshold]
+    train, val = random_split(positives, (1.0 - val_share, val_share), seed=seed)
+    return train, val, drop_seen(data.mar, train)
+
+
+def _pair_mask(frame: pd.DataFrame, n_users: int, n_items: int) -> np.ndarray:
+    mask = np.zeros((n_users, n_items), bool)
+    mask[frame["user"].to_numpy(), frame["item"].to_numpy()] = True
+    return mask
+
+
+def sampled_candidates(train: pd.DataFrame, val: pd.DataFrame, *, n_users: int, n_items: int,
+                       n_negatives: int, seed: int | np.random.Generator,
+                       keep_last: int = KEEP_LAST) -> np.ndarray:
+    """The authors' MNAR-side candidates: kept sampled negatives plus the held-out positives.
+
+    Per user with held-out positives (``P_u`` of them): ``n_negatives`` items drawn uniformly
+    without replacement among those the user has in neither ``train`` nor ``val``
+    (``_exclude_positives`` + ``_sample_negatives``), of which ``calc_metrics`` keeps the last
+    ``keep_last - P_u`` (the list is negatives first, then positives). A uniform draw cut
+    at the front is a uniform draw of the kept size, which is what is drawn here.
+
+    Returns
+    -------
+    numpy.ndarray
+        Boolean ``(n_users, n_items)``; rows of users without held-out positives are empty.
+
+    Examples
+    --------
+    >>> tr = pd.DataFrame({"user": [0, 0], "item": [0, 1], "rating": 5.0})
+    >>> va = pd.DataFrame({"user": [0], "item": [2], "rating": 5.0})
+    >>> c = sampled_candidates(tr, va, n_users=1, n_items=6, n_negatives=2, seed=0, keep_last=2)
+    >>> c.sum(), bool(c[0, 2]), bool(c[0, :2].any())
+    (np.int64(2), True, False)
+    """
+    n_negatives = check_int(n_negatives, "n_negatives", low=0)
+    rng = np.random.default_rng(seed)
+    positives = _pair_mask(val, n_users, n_items)
+    excluded = positives | _pair_mask(train, n_users, n_items)
+    n_pos = positives.sum(axis=1)
+    kept = np.where(n_pos > 0, np.clip(np.minimum(n_negatives, keep_last - n_pos), 0, None), 0)
+    kept = np.minimum(kept, n_items - excluded.sum(axis=1))  # all there is to draw from
+    keys = rng.random((n_users, n_items))
+    keys[excluded] = 2.0  # never drawn
+    # the kept_u smallest keys of a row: below or at the row's kept_u-th smallest key
+    cut = np.take_along_axis(np.sort(keys, axis=1), np.maximum(kept - 1, 0)[:, None], axis=1)
+    return positives | ((keys <= cut) & (kept[:, None] > 0) & ~excluded)
+
+
+def user_terms(scores: np.ndarray, candidates: np.ndarray, positives: pd.DataFrame,
+               counts: np.ndarray, *, k: int | Sequence[int], gammas: Mapping[str, float],
+               chunk: int = 4096) -> pd.DataFrame:
+    r"""Per-user self-normalised terms of ``calc_metrics`` / ``eq`` for each gamma.
+
+    :math:`Z_{ui}` = number of candidates of ``u`` scored strictly above ``i``; recall term
+    :math:`1[Z_{ui} < k]`; AUC term :math:`1 - Z_{ui}/|C_u|`; positives of items with
+    ``counts == 0`` skipped; per user :math:`\sum_i c_{ui}/p_i \big/ \sum_i 1/p_i` with
+    :math:`p_i = N_i^{(\gamma+1)/2}`.
+
+    Parameters
+    ----------
+    scores : numpy.ndarray
+        ``(n_users, n_items)``.
+    candidates : numpy.ndarray
+        Boolean ``(n_users, n_items)``; every positive must be a candidate.
+    positives : pandas.DataFrame
+        ``user``, ``item`` of the positives ranked.
+    counts : numpy.ndarray
+        Training count of each item.
+    k : int or sequence of int
+        Recall cut-off; with several, the columns gain a first level ``k`` (the positions
+        are computed once).
+    gammas : mapping label -> gamma
+        ``-1`` is AOA.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Index ``user`` (users with a positive of nonzero count), columns
+        ``(metric, label)`` for metric in ``recall``, ``auc`` (``(k, metric, label)`` when
+        ``k`` is a sequence).
+
+    Raises
+    ------
+    ValueError
+        If a positive is not a candidate.
+
+    Examples
+    --------
+    >>> s = np.array([[3.0, 2.0, 1.0]]); c = np.ones((1, 3), bool)
+    >>> pos = pd.DataFrame({"user": [0, 0], "item": [1, 2]})
+    >>> t = user_terms(s, c, pos, np.array([1, 1, 4]), k=2, gammas={"AOA": -1.0, "g1": 1.0})
+    >>> t[("recall", "AOA")].tolist(), t[("recall", "g1")].round(3).tolist()
+    ([0.5], [0.8])
+    """
+    u = positives["user"].to_numpy(np.int64)
+    i = positives["item"].to_numpy(np.int64)
+    warm = counts[i] > 0
+    u, i = u[warm], i[warm]
+    if not candidates[u, i].all():
+        raise ValueError("every positive must be one of its user's candidates")
+    z = np.empty(len(u))
+    for start in range(0, len(u), chunk):
+        uu, ii = u[start:start + chunk], i[start:start + chunk]
+        rows = scores[uu]
+        z[start:start + chunk] = ((rows > rows[np.arange(len(uu)), ii][:, None])
+                                  & candidates[uu]).sum(axis=1)
+    size = candidates.sum(axis=1)[u]
+    users, inverse = np.unique(u, return_inverse=True)
+    ks = [k] if np.isscalar(k) else list(k)
+    out = {}
+    for cut in ks:
+        gains = {"recall": (z < cut).astype(float), "auc": 1.0 - z / size}
+        for metric, c in gains.items():
+            for label, gamma in gammas.items():
+                w = np.power(counts[i].astype(float), -(gamma + 1.0) / 2.0)
+                out[(cut, metric, label)] = (np.bincount(inverse, weights=w * c)
+                                             / np.bincount(inverse, weights=w))
+    frame = pd.DataFrame(out, index=pd.Index(users, name="user"))
+    frame.columns = pd.MultiIndex.from_tuples(frame.columns, names=["k", "metric", "estimator"])
+    return frame.droplevel("k", axis=1) if np.isscalar(k) else frame
+
+
+def reading_rows(estimate: pd.DataFrame, truth: pd.DataFrame, reading: Reading,
+                 *, truth_label: str = "AOA") -> pd.DataFrame:
+    """Aggregates and MAE of one reading from the per-user terms of both sides.
+
+    Parameters
+    ----------
+    estimate : pandas.DataFrame
+        :func:`user_terms` of the MNAR side (columns ``(metric, estimator)``).
+    truth : pandas.DataFrame
+        :func:`user_terms` of the MAR side; its ``truth_label`` columns are the truth.
+    reading : Reading
+        Its ``users`` and ``mae`` are applied here.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``metric``, ``estimator``, ``quantity`` (``estimate``, ``truth`` or ``mae``),
+        ``users`` and ``value``.
+
+    Examples
+    --------
+    >>> cols = pd.MultiIndex.from_tuples([("recall", "AOA")], names=["metric", "estimator"])
+    >>> est = pd.DataFrame([[1.0], [0.0]], index=[0, 1], columns=cols)
+    >>> tru = pd.DataFrame([[0.0], [0.5]], index=[1, 2], columns=cols)
+    >>> reading_rows(est, tru, AUTHORS).set_index("quantity")["value"].to_dict()
+    {'estimate': 0.5, 'truth': 0.25, 'mae': 0.25}
+    """
+    if reading.users == "common":
+        common = estimate.index.intersection(truth.index)
+        estimate, truth = estimate.loc[common], truth.loc[common]
+    rows = []
+    for metric, label in estimate.columns:
+        e, t = estimate[(metric, label)], truth[(metric, truth_label)]
+        mae = (float((e - t).abs().mean()) if reading.mae == "per_user"
+               else abs(float(e.mean()) - float(t.mean())))
+        for quantity, value, n in (("estimate", float(e.mean()), len(e)),
+                                   ("truth", float(t.mean()), len(t)), ("mae", mae, len(e))):
+            rows.append({"metric": metric, "estimator": label, "quantity": quantity,
+                         "users": n, "value": value})
+    return pd.DataFrame(rows)
+
+
+def evaluate_readings(scores: np.ndarray, train: pd.DataFrame, val: pd.DataFrame,
+                      truth: pd.DataFrame, *, n_items: int, threshold: float,
+                      readings: Sequence[Reading], gammas: Mapping[str, float],
+                      n_negatives: int, draws: Iterable[int], seed: int) -> pd.DataFrame:
+    """One model's scores under every reading; sampled readings once per negative draw.
+
+    Draw ``d`` of split ``seed`` samples with ``numpy.random.default_rng([seed, d])`` (the
+    authors drew once, ``seed=10``). Readings with full-catalogue candidates on the MNAR side
+    do not depend on the draw: they get ``draw = -1``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``reading``, ``draw`` and those of :func:`reading_rows`.
+    """
+    n_users = scores.shape[0]
+    counts = np.bincount(train["item"].to_numpy(np.int64), minlength=n_items)
+    seen = _pair_mask(train, n_users, n_items)
+    gammas = {"AOA": -1.0, **gammas}
+    mar_pos = truth[truth["rating"] >= threshold]
+    terms: dict[tuple[str, int], pd.DataFrame] = {}
+
+    def side(kind: str, draw: int = -1) -> pd.DataFrame:
+        if (kind, draw) not in terms:
+            if kind == "sampled":
+                cand = sampled_candidates(train, val, n_users=n_users, n_items=n_items,
+                                          n_negatives=n_negatives, seed=[seed, draw])
+                pos = val
+            elif kind == "mar":
+                cand, pos = _pair_mask(truth, n_users, n_items), mar_pos
+            else:
+                cand = ~seen
+                pos = val if kind == "full-mnar" else mar_pos
+            terms[(kind, draw)] = user_terms(scores, cand, pos, counts,
+                                             k=sorted({r.k for r in readings}), gammas=gammas)
+        return terms[(kind, draw)]
+
+    rows = []
+    for reading in readings:
+        for draw in (list(draws) if reading.estimate == "sampled" else [-1]):
+            est = side("sampled" if reading.estimate == "sampled" else "full-mnar", draw)[reading.k]
+            tru = side("mar" if reading.truth == "mar" else "full-mar")[reading.k]
+            tru = tru.loc[:, tru.columns.get_level_values("estimator") == "AOA"]
+            rows.append(reading_rows(est, tru, reading).assign(reading=reading.name, draw=draw))
+    out = pd.concat(rows, ignore_index=True)
+    return out[["reading", "draw", "metric", "estimator", "quantity", "users", "value"]]
