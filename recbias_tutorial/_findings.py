@@ -35,6 +35,13 @@ _ALLOWED_NODES = (ast.Expression, ast.BoolOp, ast.BinOp, ast.UnaryOp, ast.Compar
 CHECKED: dict[str, tuple[str, str, dict]] = {}
 
 
+#: The takeaways a page stated before its first section: name -> words. Each is confirmed
+#: later in the page by a check on the numbers it rests on (:func:`confirm_takeaway`).
+TAKEAWAYS: dict[str, str] = {}
+#: The takeaways confirmed so far in this kernel.
+CONFIRMED: set[str] = set()
+
+
 class FindingFailed(AssertionError):
     """A finding a page states no longer holds for the numbers it rests on."""
 
@@ -198,3 +205,44 @@ def verdict(paper: float, ours: Any, *, reference: float | None = None, level: f
     else:
         label = VERDICTS[2]
     return Verdict(label, float(paper), mean, float(low), float(high), int(values.size))
+
+
+def state_takeaways(texts: Mapping[str, str]) -> dict[str, str]:
+    """Record a page's takeaways (name -> words), each to be confirmed later in the page.
+
+    Words carry no number (the numbers are not computed yet where the takeaways are shown);
+    stating the same takeaways again (a cell run twice) starts their confirmation afresh.
+    """
+    if not isinstance(texts, Mapping) or not texts:
+        raise ValueError(f"texts must be a non-empty mapping of name -> words, got {texts!r}")
+    for name, text in texts.items():
+        if not isinstance(name, str) or not name.isidentifier():
+            raise ValueError(f"texts: a takeaway's name must be a Python identifier, got {name!r}")
+        if not isinstance(text, str) or not text.strip():
+            raise ValueError(f"texts: takeaway {name!r} needs non-empty words, got {text!r}")
+        if _text_fields(text):
+            raise ValueError(f"texts: takeaway {name!r} has format fields ({text!r}); a "
+                             "takeaway states no number: the sections show them")
+        other = TAKEAWAYS.get(name)
+        if other is not None and other != text:
+            raise ValueError(f"texts: takeaway {name!r} was stated with other words "
+                             f"({other!r})")
+    for name, text in texts.items():
+        TAKEAWAYS[name] = text
+        CONFIRMED.discard(name)
+    return dict(texts)
+
+
+def confirm_takeaway(name: str, *, holds: str, **numbers_: Any) -> str:
+    """Check a stated takeaway against the numbers it rests on (as :func:`check_finding`)."""
+    if name not in TAKEAWAYS:
+        raise ValueError(f"name: {name!r} is not a stated takeaway (stated: "
+                         f"{', '.join(sorted(TAKEAWAYS)) or 'none'})")
+    words = check_finding(name, TAKEAWAYS[name], holds=holds, **numbers_)
+    CONFIRMED.add(name)
+    return words
+
+
+def unconfirmed_takeaways() -> list[str]:
+    """The stated takeaways not yet confirmed in this kernel, in the order stated."""
+    return [name for name in TAKEAWAYS if name not in CONFIRMED]

@@ -74,3 +74,52 @@ def test_verdict_scale():
 def test_verdict_refuses_bad_input(paper, ours, kwargs, match):
     with pytest.raises(ValueError, match=match):
         verdict(paper, ours, **kwargs)
+
+
+def test_takeaways_are_stated_first_and_confirmed_later():
+    from recbias_tutorial import course
+    from recbias_tutorial._findings import FindingFailed, unconfirmed_takeaways
+
+    course.takeaways({"t_tk_a": "AOA favours popular items.", "t_tk_b": "SNIPS helps."})
+    assert unconfirmed_takeaways()[-2:] == ["t_tk_a", "t_tk_b"]
+    assert course.confirm("t_tk_a", holds="gap > 0", gap=0.2) == "AOA favours popular items."
+    with pytest.raises(FindingFailed, match="t_tk_b"):
+        course.all_takeaways_confirmed()
+    with pytest.raises(FindingFailed, match="'t_tk_b' no longer holds"):
+        course.confirm("t_tk_b", holds="cut > 0.5", cut=0.1)
+    with pytest.raises(FindingFailed, match="t_tk_b"):  # a failed check confirms nothing
+        course.all_takeaways_confirmed()
+    course.confirm("t_tk_b", holds="cut > 0.5", cut=0.7)
+    course.all_takeaways_confirmed()
+    course.takeaways({"t_tk_b": "SNIPS helps."})  # the cell run again: to be confirmed again
+    assert unconfirmed_takeaways() == ["t_tk_b"]
+    course.confirm("t_tk_b", holds="cut > 0.5", cut=0.7)
+
+
+@pytest.mark.parametrize("texts, match", [
+    ({}, "texts must be a non-empty mapping"),
+    (["t_tk_x"], "texts must be a non-empty mapping"),
+    ({"not a name": "words"}, "texts: a takeaway's name must be a Python identifier"),
+    ({"t_tk_x": ""}, "texts: takeaway 't_tk_x' needs non-empty words"),
+    ({"t_tk_x": 3}, "texts: takeaway 't_tk_x' needs non-empty words"),
+    ({"t_tk_x": "cuts {cut:.0%} of the error"}, "texts: takeaway 't_tk_x' has format fields"),
+    ({"t_tk_x": "a {"}, "text: 'a {' is not a format string"),
+])
+def test_takeaways_refuse_bad_texts(texts, match):
+    from recbias_tutorial import course
+
+    with pytest.raises(ValueError, match=match):
+        course.takeaways(texts)
+
+
+def test_a_takeaway_keeps_its_words_and_only_stated_ones_are_confirmed():
+    from recbias_tutorial import course
+
+    course.takeaways({"t_tk_c": "One claim."})
+    with pytest.raises(ValueError, match="texts: takeaway 't_tk_c' was stated with other words"):
+        course.takeaways({"t_tk_c": "Another claim."})
+    with pytest.raises(ValueError, match="name: 't_tk_nope' is not a stated takeaway"):
+        course.confirm("t_tk_nope", holds="x > 0", x=1)
+    with pytest.raises(ValueError, match="holds"):
+        course.confirm("t_tk_c", holds="y > 0", x=1)
+    course.confirm("t_tk_c", holds="x > 0", x=1)
