@@ -69,7 +69,7 @@ def prose_blocks(html: str) -> list[str]:
     """The text of each prose paragraph (``<p>``, or a list item without one) of a page."""
     article = _article(html)
     blocks = []
-    for node in article.find_all(["p", "li", "dt", "dd", "figcaption", "h1", "h2", "h3", "h4"]):
+    for node in article.find_all(["p", "li", "dt", "dd", "figcaption"]):
         if node.name == "li" and node.find("p"):
             continue  # its paragraphs are counted themselves
         if node.find_parent(["p"]) is not None:
