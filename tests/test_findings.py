@@ -22,10 +22,11 @@ def test_a_finding_that_no_longer_holds_fails_naming_it_and_its_numbers():
     assert "t_f_beats" in message and "gap > 0" in message and "-0.0123" in message
 
 
-@pytest.mark.parametrize("holds", ["gap > 0 and names == 'a, b'", "abs(gap) < max(0.1, 0.2)",
-                                   "sorted(set([1, 2])) == [1, 2] and gap > 0"])
-def test_conditions_may_use_strings_and_a_few_builtins(holds):
-    assert check_finding("t_f_ok", "{gap}", holds=holds, gap=0.05, names="a, b") == "0.05"
+@pytest.mark.parametrize("n, holds", list(enumerate(["gap > 0 and names == 'a, b'",
+                                                      "abs(gap) < max(0.1, 0.2)",
+                                                      "sorted(set([1, 2])) == [1, 2] and gap > 0"])))
+def test_conditions_may_use_strings_and_a_few_builtins(n, holds):
+    assert check_finding(f"t_f_ok{n}", "{gap}", holds=holds, gap=0.05, names="a, b") == "0.05"
 
 
 @pytest.mark.parametrize("kwargs, match", [
@@ -68,7 +69,7 @@ def test_verdict_scale():
     ("0.5", [1.0], {}, "paper must be a finite number"),
     (0.5, [], {}, "ours must hold one or more finite values"),
     (0.5, [1.0, np.nan], {}, "ours must hold one or more finite values"),
-    (0.5, [1.0], {"level": 1.0}, "level must lie in"),
+    (0.5, [1.0], {"level": 1.0}, "level must be in"),
     (0.5, [1.0], {"reference": "0"}, "reference must be a finite number"),
 ])
 def test_verdict_refuses_bad_input(paper, ours, kwargs, match):

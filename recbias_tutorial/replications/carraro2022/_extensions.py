@@ -9,23 +9,18 @@ strategy), :func:`wilcoxon_vs_truth` (each strategy against D_gt) and
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from ..._validation import check_frame
 from ...stats import kendall_tau, paired_wilcoxon
+from ._protocol import _check_metrics_frame
 
 
 # --------------------------------------------------------------------------------------
 # the course's statistics (ours, not the paper's)
 # --------------------------------------------------------------------------------------
-def _check_metrics_frame(metrics: Any) -> pd.DataFrame:
-    check_frame(metrics, "metrics", ["seed", "model", "strategy", "size", "metric", "value"])
-    if not (metrics["strategy"] == "gt").any():
-        raise ValueError("metrics has no ground-truth rows (strategy == 'gt')")
-    return metrics
 
 
 def difference_from_truth(metrics: pd.DataFrame) -> pd.DataFrame:

@@ -17,7 +17,8 @@ import pandas as pd
 from ... import models as _models  # first: imports Cornac quietly
 from cornac.models import Recommender  # noqa: I001
 from ..._params import Interval, Seed, declare
-from ..._validation import as_generator, check_fractions, check_frame, check_mapping, seed_int
+from ..._validation import (as_generator, check_finite_column, check_fractions, check_frame,
+                            check_mapping, check_seeds, check_unique_rows, seed_int)
 from ...data import FeedbackData, random_split
 from ...metrics import rank_positions, subset_metrics
 from ...sampling import STRATEGIES, intervene
@@ -331,21 +332,27 @@ _KEYS = {v: k for k, v in TEST_SET_NAMES.items()}
 _ORDER = list(TEST_SET_NAMES.values())
 
 
-def _check_seeds(seeds: Any) -> list[int]:
-    try:
-        seeds = [seed_int(s) for s in seeds]
-    except TypeError:
-        raise ValueError(f"seeds must be a sequence of non-negative ints, got {seeds!r}") from None
-    if not seeds or len(set(seeds)) != len(seeds):
-        raise ValueError(f"seeds must be a non-empty sequence of distinct ints, got {seeds!r}")
-    return seeds
+def _check_metrics_frame(metrics: Any) -> pd.DataFrame:
+    """``Repetition.metrics``: its columns, D_gt rows, known strategies, finite values and
+    one row per (seed, model, strategy, size, metric) (a table of two runs would be averaged
+    or have its first row kept without a word)."""
+    keys = ["seed", "model", "strategy", "size", "metric"]
+    check_frame(metrics, "metrics", keys + ["value"])
+    unknown = sorted(set(map(str, metrics["strategy"])) - {"gt", *STRATEGIES})
+    if unknown:
+        raise ValueError(f"metrics.strategy has {unknown}, not one of {['gt', *STRATEGIES]}")
+    if not (metrics["strategy"] == "gt").any():
+        raise ValueError("metrics has no ground-truth rows (strategy == 'gt')")
+    check_finite_column(metrics, "metrics", "value")
+    check_unique_rows(metrics, "metrics", keys)
+    return metrics
 
 
 def _check_metrics(metrics: Any, metric: str) -> pd.DataFrame:
-    check_frame(metrics, "metrics", ["seed", "model", "strategy", "size", "metric", "value"])
+    _check_metrics_frame(metrics)
     sub = metrics[metrics["metric"] == metric]
     if sub.empty:
         raise ValueError(f"metrics has no rows for metric={metric!r}")
     if not (sub["strategy"] == "gt").any():
-        raise ValueError("metrics has no ground-truth rows (strategy == 'gt')")
+        raise ValueError(f"metrics has no ground-truth rows (strategy == 'gt') for metric={metric!r}")
     return sub

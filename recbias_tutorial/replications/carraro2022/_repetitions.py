@@ -17,7 +17,7 @@ import pandas as pd
 
 from ..._params import Interval, Seed, declare
 from ...data import FeedbackData
-from ..._validation import seed_int
+from ..._validation import check_seeds, seed_int
 from ...metrics import subset_metrics
 from ._protocol import (METRICS, SIZES, ModelFactory, _check_factories, _check_sizes,
                         _check_strategies, _ranked, draw_test_sets, split_feedback)
@@ -221,9 +221,7 @@ def run_protocol(data: FeedbackData, factories: Mapping[str, ModelFactory], *, s
     >>> sorted(out.metrics["seed"].unique().tolist())
     [0, 1]
     """
-    seeds = list(seeds)
-    if not seeds or len(set(seeds)) != len(seeds):
-        raise ValueError(f"seeds must be a non-empty sequence of distinct ints, got {seeds!r}")
+    seeds = check_seeds(seeds)
     factories = _check_factories(factories)
 
     def compute() -> dict:

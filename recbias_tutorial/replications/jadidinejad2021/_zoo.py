@@ -96,7 +96,8 @@ def zoo_sensitivity(values: pd.DataFrame, *, protocol: str | Mapping[str, Any] =
     Raises
     ------
     ValueError
-        If ``values`` is not a frame of :func:`protocol_values`, ``protocol`` is not a
+        If ``values`` is not a frame of :func:`protocol_values` or holds a model that is not
+        of the authors' zoo (:func:`model_family` refuses its name), ``protocol`` is not a
         protocol, a method is unknown, or the zoo has fewer than two families.
 
     See Also
@@ -124,7 +125,14 @@ def zoo_sensitivity(values: pd.DataFrame, *, protocol: str | Mapping[str, Any] =
     if bad or not methods:
         raise ValueError(f"methods must be a non-empty subset of {known}, got {methods!r}")
     models = pd.unique(values.loc[values["zoo"] == choices["zoo"], "model"])
-    family = {m: _proto.family_of(str(m)) for m in models}
+    family = {}
+    for m in models:
+        try:
+            family[m] = model_family(m)
+        except ValueError:
+            raise ValueError(f"values holds the model {m!r} (zoo {choices['zoo']!r}), which is "
+                             "not a model of the authors' zoo: the families are read from the "
+                             "authors' model names") from None
     families = list(dict.fromkeys(family.values()))
     if len(families) < 2:
         raise ValueError(f"values must hold models of at least two families, got {families}")
