@@ -133,7 +133,7 @@ def read_stored_results(results: str | os.PathLike) -> tuple[dict, dict]:
         if "csv_sha256" in record and (not path.name.endswith(".gz")
                                        or _gunzipped_sha256(path) != record["csv_sha256"]):
             raise ValueError(f"{folder}: {path.name} does not hold the CSV `make replicate` wrote "
-                             f"(csv_sha256 differs): {_advice(paper)}")
+                             f"(provenance.json's csv_sha256 differs): {_advice(paper)}")
         tables[name] = pd.read_csv(path, keep_default_na=False, na_values={"value": [""]})
     if not tables:
         raise ValueError(f"{folder}/provenance.json lists no dataset: {_advice(paper)}")
