@@ -295,6 +295,14 @@ def has_duplicate_pairs(users: np.ndarray, items: np.ndarray) -> bool:
     return bool(((u[1:] == u[:-1]) & (i[1:] == i[:-1])).any())
 
 
+def check_sequence(value: Any, name: str, what: str = "values") -> tuple:
+    """A sequence of ``what`` given as a list or tuple (not a string, a mapping, a frame or a
+    lone scalar, which iteration would misread or refuse in its own words)."""
+    if isinstance(value, (str, bytes, Mapping, pd.DataFrame)) or not isinstance(value, Iterable):
+        raise ValueError(f"{name} must be a sequence of {what}, got {value!r:.60}")
+    return tuple(value)
+
+
 def check_names(names: Any, name: str) -> list:
     """A non-empty list of names (not a single string), none twice (it would merge two rows)."""
     if isinstance(names, (str, bytes)) or not isinstance(names, Iterable):

@@ -577,6 +577,18 @@ C_TWICE = pd.concat([C_METRICS, C_METRICS.head(1).assign(value=0.9)], ignore_ind
 _SMALL = pd.DataFrame({"user": [0, 0, 1, 2], "item": [0, 1, 1, 2], "rating": [5.0, 3, 4, 2]})
 
 
+C_DIFF = carraro2022.difference_from_truth(C_METRICS)
+
+
+def _jad_frame():
+    """Tidy estimator values of five models (holdout_evaluator on random scores)."""
+    evaluate = jadidinejad2021.holdout_evaluator(holdout=T, propensity=P, n_items=12, truth=T,
+                                                 ks=2)
+    rng = np.random.default_rng(0)
+    return pd.concat([evaluate(rng.random((3, 12))).assign(model=f"m{i}") for i in range(5)],
+                     ignore_index=True)
+
+
 def _stored_zoo():
     return course.stored_results("jadidinejad2021")[0]["coat"]
 
@@ -839,9 +851,80 @@ REPLICATION_CASES = [
         _W, {"PosPop": rb.models.PosPop}, seeds=[0, 0]), "seeds"),
     ("weight_noise seed Generator", lambda: carraro2022.weight_noise(
         _W, seeds=[np.random.default_rng(0)]), "seeds"),
+    ("table3 metric a list", lambda: carraro2022.table3(C_METRICS, metric=["recall"]), "metric"),
+    ("tau_bands metric a mapping", lambda: carraro2022.tau_bands(C_METRICS, metric={}, seed=0),
+     "metric"),
+    ("kendall_vs_truth metric a list", lambda: carraro2022.kendall_vs_truth(C_METRICS,
+                                                                           metric=[]), "metric"),
+    ("best_sizes metric a list", lambda: carraro2022.best_sizes(C_DIFF, metric=["recall"]),
+     "metric"),
+    ("wilcoxon_vs_truth sizes None", lambda: carraro2022.wilcoxon_vs_truth(C_DIFF, None),
+     "sizes"),
+    ("wilcoxon_vs_truth sizes text", lambda: carraro2022.wilcoxon_vs_truth(C_DIFF, "full"),
+     "sizes"),
+    ("wilcoxon_vs_truth unknown strategy", lambda: carraro2022.wilcoxon_vs_truth(
+        C_DIFF, {"wtd2": 0.5}), "sizes"),
+    ("wilcoxon_vs_truth size above one", lambda: carraro2022.wilcoxon_vs_truth(
+        C_DIFF, {"full": 2.0}), "sizes"),
+    ("wilcoxon_vs_truth no row of the metric", lambda: carraro2022.wilcoxon_vs_truth(
+        C_DIFF, {"full": 1.0}, metric="ndcg"), "metric"),
+    ("kl_by_seed strategies None", lambda: carraro2022.kl_by_seed(_W, seeds=[0],
+                                                                 strategies=None), "strategies"),
+    ("draw_test_sets sizes a number", lambda: carraro2022.draw_test_sets(_SPLIT, sizes=0.5),
+     "sizes"),
+    ("popular_share strategies a name", lambda: carraro2022.popular_share(
+        _W, seeds=[0], strategies="full", cache=False), "strategies"),
+    ("run_repetition data None", lambda: carraro2022.run_repetition(
+        None, {"PosPop": rb.models.PosPop}, seed=0), "data"),
+    ("run_protocol data a frame", lambda: carraro2022.run_protocol(
+        _W.mnar, {"PosPop": rb.models.PosPop}, seeds=[0]), "data"),
+    ("paper_grid recommenders a frame", lambda: carraro2022.paper_grid(
+        recommenders=pd.DataFrame()), "recommenders"),
     # --- jadidinejad2021
     ("zoo_sensitivity a model of no family", lambda: jadidinejad2021.zoo_sensitivity(
         _stored_zoo().assign(model=_stored_zoo()["model"].replace("GA", "GA10"))), "values"),
+    ("zoo_sensitivity methods None", lambda: jadidinejad2021.zoo_sensitivity(
+        _stored_zoo(), methods=None), "methods"),
+    ("ladder n_strata None", lambda: jadidinejad2021.ladder(_stored_zoo(), n_strata=None),
+     "n_strata"),
+    ("ladder no rung", lambda: jadidinejad2021.ladder(_stored_zoo(), n_strata=7), "n_strata"),
+    ("authors_zoo sizes None", lambda: jadidinejad2021.authors_zoo(sizes=None), "sizes"),
+    ("authors_zoo sizes empty", lambda: jadidinejad2021.authors_zoo(sizes=[]), "sizes"),
+    ("authors_zoo size twice", lambda: jadidinejad2021.authors_zoo(sizes=[10, 10]), "sizes"),
+    ("authors_zoo families None", lambda: jadidinejad2021.authors_zoo(families=None),
+     "families"),
+    ("powerlaw counts text", lambda: jadidinejad2021.powerlaw_propensity("x"), "counts"),
+    ("powerlaw counts mapping", lambda: jadidinejad2021.powerlaw_propensity({}), "counts"),
+    ("protocol_values seed twice", lambda: jadidinejad2021.protocol_values(W, seeds=[0, 0]),
+     "seeds"),
+    ("protocol_values size twice", lambda: jadidinejad2021.protocol_values(W, seeds=[0],
+                                                                           sizes=(10, 10)),
+     "sizes"),
+    ("holdout_evaluator propensity text", lambda: jadidinejad2021.holdout_evaluator(
+        holdout=T, propensity="x", n_items=12), "propensity"),
+    ("agreement truth a list", lambda: jadidinejad2021.agreement(_jad_frame(), truth=[]),
+     "truth"),
+    ("steiger y None", lambda: jadidinejad2021.steiger(_jad_frame(), y=None), "y"),
+    ("steiger z a list", lambda: jadidinejad2021.steiger(_jad_frame(), z=[]), "z"),
+    ("steiger n_strata a list", lambda: jadidinejad2021.steiger(_jad_frame(), n_strata=[]),
+     "n_strata"),
+    ("steiger binning unknown", lambda: jadidinejad2021.steiger(_jad_frame(), binning="log"),
+     "binning"),
+    # --- found by sweeping generic bad values over the replications' functions
+    ("user_table metrics of numbers", lambda: yang2018.user_table(
+        {"m": S}, PROTOCOLS, exclude=None, metrics=[1], k=2), "metrics"),
+    ("agreement_table truth a list", lambda: yang2018.agreement_table(_AGREE, truth=[]),
+     "truth"),
+    ("per_model_mae truth a mapping", lambda: yang2018.per_model_mae(Y_PER_USER, truth={}),
+     "truth"),
+    ("snips_protocols heldout None", lambda: yang2018.snips_protocols(
+        None, T, train=T, n_items=12, gammas={"S": 2.0}), "heldout"),
+    ("model_curves sets None", lambda: wang2025.model_curves(
+        {"m": S[:2, :3]}, None, [1], random_sets={"r": RAND}, k_bars=[1], threshold=4.0,
+        exclude=None), "sets"),
+    ("model_curves random set not a frame", lambda: wang2025.model_curves(
+        {"m": S[:2, :3]}, {"r": RAND}, [1], random_sets={"r": [1]}, k_bars=[1], threshold=4.0,
+        exclude=None), "random_sets"),
 ]
 
 
@@ -1004,6 +1087,10 @@ VALID_CALLS = {
         **{"method": "MF", "train": W_LOG, **W_FIT, "epochs": 1, **kw}),
     wang2025.scheme_users: lambda **kw: wang2025.scheme_users(
         {"m": S[:2, :3]}, RAND, **{"k": 1, "k_bar": 1, "threshold": 4.0, "exclude": None, **kw}),
+    wang2025.model_curves: lambda **kw: list(wang2025.model_curves(
+        {"m": S[:2, :3]}, {"r": RAND}, [1], **{"random_sets": {"r": RAND}, "k_bars": [1],
+                                               "threshold": 4.0, "exclude": None,
+                                               "cache": False, **kw})),
     wang2025.convention_ladder: lambda **kw: wang2025.convention_ladder(
         {"m": S[:2, :3]}, RAND, **{"train": RAND, "threshold": 4.0, "k": 1, "k_bars": [1], **kw}),
 }

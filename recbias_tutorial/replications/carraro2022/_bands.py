@@ -18,7 +18,8 @@ from ..._result_cache import cached_table
 from ..._validation import as_generator, check_seeds
 from ...data import FeedbackData
 from ...sampling import STRATEGIES
-from ._protocol import (SIZES, TEST_SET_NAMES, _ORDER, _check_metrics,
+from ._protocol import (SIZES, TEST_SET_NAMES, _ORDER, _check_metrics, _check_sizes,
+                        _check_strategies,
                         draw_test_sets, split_feedback)
 
 
@@ -164,6 +165,7 @@ def popular_share(data: FeedbackData, *, seeds: Sequence[int], top: int = 100,
     ['D_gt', 'FULL']
     """
     seeds = check_seeds(seeds)
+    strategies, sizes = _check_strategies(strategies), _check_sizes(sizes)
     arguments = (dict(seeds=seeds, top=top, strategies=list(strategies), sizes=list(sizes),
                       item_power=item_power) if isinstance(data, FeedbackData) else None)
     return cached_table("carraro2022.popular_share", data, arguments,

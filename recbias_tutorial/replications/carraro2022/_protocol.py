@@ -17,8 +17,9 @@ import pandas as pd
 from ... import models as _models  # first: imports Cornac quietly
 from cornac.models import Recommender  # noqa: I001
 from ..._params import Interval, Seed, declare
-from ..._validation import (as_generator, check_finite_column, check_fractions, check_frame,
-                            check_mapping, check_seeds, check_unique_rows, seed_int)
+from ..._validation import (as_generator, check_column_name, check_finite_column,
+                            check_fractions, check_frame, check_mapping, check_seeds,
+                            check_sequence, check_unique_rows, seed_int)
 from ...data import FeedbackData, random_split
 from ...metrics import rank_positions, subset_metrics
 from ...sampling import STRATEGIES, intervene
@@ -78,6 +79,15 @@ class ProtocolSplit:
     seed: int
 
 
+def _check_protocol_data(data: Any) -> FeedbackData:
+    """A FeedbackData with MAR feedback (the protocol's D_w, D_val and D_gt)."""
+    if not isinstance(data, FeedbackData):
+        raise ValueError(f"data must be a FeedbackData, got {type(data).__name__}")
+    if data.mar is None or len(data.mar) == 0:
+        raise ValueError(f"data ({data.name}) has no MAR feedback: the protocol needs D_w, D_val, D_gt")
+    return data
+
+
 @declare(seed=Seed())
 def split_feedback(data: FeedbackData, *, seed: int, mnar_fractions: Sequence[float] = (0.6, 0.4),
                    mar_fractions: Sequence[float] = (0.15, 0.15, 0.7)) -> ProtocolSplit:
@@ -122,10 +132,7 @@ def split_feedback(data: FeedbackData, *, seed: int, mnar_fractions: Sequence[fl
     >>> round(len(split.train) / (len(split.train) + len(split.heldout)), 1)
     0.6
     """
-    if not isinstance(data, FeedbackData):
-        raise ValueError(f"data must be a FeedbackData, got {type(data).__name__}")
-    if data.mar is None or len(data.mar) == 0:
-        raise ValueError(f"data ({data.name}) has no MAR feedback: the protocol needs D_w, D_val, D_gt")
+    _check_protocol_data(data)
     check_fractions(mnar_fractions, "mnar_fractions (train, heldout)", 2)
     check_fractions(mar_fractions, "mar_fractions (weights, val, gt)", 3)
     rng = as_generator(seed)
@@ -249,7 +256,7 @@ def tune(data: FeedbackData, candidates: Mapping[str, Mapping[str, ModelFactory]
 
 
 def _check_sizes(sizes: Any) -> tuple[float, ...]:
-    out = tuple(sizes)
+    out = check_sequence(sizes, "sizes", "fractions in (0, 1]")
     if not out or any(isinstance(s, bool) or not isinstance(s, Real) or not 0 < s <= 1 for s in out):
         raise ValueError(f"sizes must be fractions in (0, 1], got {sizes!r}")
     return tuple(float(s) for s in out)
@@ -319,7 +326,7 @@ def draw_test_sets(split: ProtocolSplit, *, strategies: Sequence[str] = STRATEGI
 
 
 def _check_strategies(strategies: Any) -> tuple[str, ...]:
-    strategies = tuple(strategies)
+    strategies = check_sequence(strategies, "strategies", f"strategies of {list(STRATEGIES)}")
     unknown = [s for s in strategies if s not in STRATEGIES]
     if unknown or not strategies:
         raise ValueError(f"strategies must be a non-empty subset of {list(STRATEGIES)}, got {list(strategies)}")
@@ -350,6 +357,7 @@ def _check_metrics_frame(metrics: Any) -> pd.DataFrame:
 
 def _check_metrics(metrics: Any, metric: str) -> pd.DataFrame:
     _check_metrics_frame(metrics)
+    check_column_name(metric, "metric")
     sub = metrics[metrics["metric"] == metric]
     if sub.empty:
         raise ValueError(f"metrics has no rows for metric={metric!r}")

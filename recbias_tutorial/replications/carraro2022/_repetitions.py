@@ -19,8 +19,9 @@ from ..._params import Interval, Seed, declare
 from ...data import FeedbackData
 from ..._validation import check_seeds, seed_int
 from ...metrics import subset_metrics
-from ._protocol import (METRICS, SIZES, ModelFactory, _check_factories, _check_sizes,
-                        _check_strategies, _ranked, draw_test_sets, split_feedback)
+from ._protocol import (METRICS, SIZES, ModelFactory, _check_factories, _check_protocol_data,
+                        _check_sizes, _check_strategies, _ranked, draw_test_sets,
+                        split_feedback)
 from ...sampling import STRATEGIES
 from ...stats import kl_divergence, rating_distribution
 
@@ -135,6 +136,7 @@ def run_repetition(data: FeedbackData, factories: Mapping[str, ModelFactory], *,
     >>> sorted(rep.metrics["strategy"].unique())
     ['full', 'gt', 'reg', 'skew', 'wtd', 'wtd_h']
     """
+    _check_protocol_data(data)
     factories = _check_factories(factories)
     seed = seed_int(seed)
     sizes = _check_sizes(sizes)
@@ -221,6 +223,7 @@ def run_protocol(data: FeedbackData, factories: Mapping[str, ModelFactory], *, s
     >>> sorted(out.metrics["seed"].unique().tolist())
     [0, 1]
     """
+    _check_protocol_data(data)
     seeds = check_seeds(seeds)
     factories = _check_factories(factories)
 

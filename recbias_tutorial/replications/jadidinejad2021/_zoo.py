@@ -13,7 +13,7 @@ from typing import Any
 
 import pandas as pd
 
-from ..._validation import check_frame, check_int
+from ..._validation import check_frame, check_int, check_sequence
 from . import _protocol as _proto
 from ._values import _check_choices
 
@@ -120,7 +120,7 @@ def zoo_sensitivity(values: pd.DataFrame, *, protocol: str | Mapping[str, Any] =
     choices = _check_choices(protocol)
     n_strata = check_int(n_strata, "n_strata")
     known = ["holdout", "ips", "snips", "stratified"] + [f"Q{s + 1}" for s in range(n_strata)]
-    methods = list(methods)
+    methods = list(check_sequence(methods, "methods", "method names"))
     bad = [m for m in methods if m not in known]
     if bad or not methods:
         raise ValueError(f"methods must be a non-empty subset of {known}, got {methods!r}")

@@ -17,7 +17,7 @@ import pandas as pd
 
 from ..._params import Interval, Seed, declare
 from ..._validation import (as_generator, as_real_array, check_choice, check_feedback, check_k,
-                            named_items)
+                            check_mapping, named_items)
 from ...estimators import kbar_curves
 from ...metrics import recall_curves
 from ...scorer import check_scores
@@ -145,6 +145,7 @@ def scheme_users(scores: Mapping[str, np.ndarray] | Iterable[tuple[str, np.ndarr
     return pd.concat(frames, axis=1, names=["model", "scheme"])
 
 
+@declare(threshold=Interval(float))
 def model_curves(scores: Mapping[str, np.ndarray] | Iterable[tuple[str, np.ndarray]],
                  sets: Mapping[str, pd.DataFrame], ks: Sequence[int], *,
                  random_sets: Mapping[Any, pd.DataFrame], k_bars: Sequence[int],
@@ -189,7 +190,10 @@ def model_curves(scores: Mapping[str, np.ndarray] | Iterable[tuple[str, np.ndarr
     Raises
     ------
     ValueError
-        On any invalid input of :func:`recbias_tutorial.metrics.recall_curves` or
+        When called, if ``sets`` or ``random_sets`` is not a non-empty mapping of feedback
+        frames or ``threshold`` is not a finite number; as
+        the models are read, on any invalid input of
+        :func:`recbias_tutorial.metrics.recall_curves` or
         :func:`recbias_tutorial.estimators.kbar_curves`.
 
     See Also
@@ -205,6 +209,15 @@ def model_curves(scores: Mapping[str, np.ndarray] | Iterable[tuple[str, np.ndarr
     ...      k_bars=[1], threshold=4.0, exclude=None, cache=False)]
     [('m', 1.0, 1.0)]
     """
+    for name, frames in (("sets", sets), ("random_sets", random_sets)):
+        check_mapping(frames, name, "DataFrame")
+        for label, frame in frames.items():
+            check_feedback(frame, f"{name}[{label!r}]")
+    return _model_curves(scores, sets, ks, random_sets=random_sets, k_bars=k_bars,
+                         threshold=threshold, exclude=exclude, cache=cache)
+
+
+def _model_curves(scores, sets, ks, *, random_sets, k_bars, threshold, exclude, cache):
     from ..._result_cache import arrays_key, cached_result
     from ...models._cache import data_digest
 

@@ -15,8 +15,8 @@ from collections.abc import Iterable, Mapping
 import numpy as np
 import pandas as pd
 
-from ..._validation import (check_finite_column, check_frame, check_mapping, check_real,
-                            check_unique_rows)
+from ..._validation import (check_column_name, check_finite_column, check_frame, check_mapping,
+                            check_real, check_unique_rows)
 from ...stats import kendall_tau, user_bootstrap
 
 # snips_protocols: for the example of estimate_models (a doctest runs in this module's names)
@@ -181,6 +181,7 @@ def agreement_table(results: pd.DataFrame, *, truth: str = "MAR truth",
     {'AOA': {('recall', 'Kendall τ'): 1.0, ('recall', 'MAE'): 0.1, ('recall', 'p-value'): 0.333}}
     """
     check_frame(results, "results", ["model", "metric", "estimator", "value"])
+    check_column_name(truth, "truth")
     if not (results["estimator"] == truth).any():
         raise ValueError(f"results has no rows for the truth estimator {truth!r}")
     check_unique_rows(results, "results", ["model", "metric", "estimator"])

@@ -17,8 +17,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..._validation import (check_column_name, check_frame, check_int, check_mapping,
-                            check_names, check_real, named_items)
+from ..._ranking import GAINS
+from ..._validation import (check_choice, check_column_name, check_feedback, check_frame,
+                            check_int, check_mapping, check_names, check_real, named_items)
 from ...data import FeedbackData, drop_seen, random_split
 from ...estimators import user_values
 from ...propensity import popularity_propensity
@@ -91,8 +92,8 @@ def snips_protocols(heldout: pd.DataFrame, truth: pd.DataFrame, *, train: pd.Dat
     Raises
     ------
     ValueError
-        If ``gammas`` is empty, a gamma is not a number above -1 or a label is the truth's or
-        ``"AOA"``, or on bad ``train`` / ``n_items`` (see
+        If ``heldout`` or ``truth`` is not a feedback frame, ``gammas`` is empty, a gamma is
+        not a number above -1 or a label is the truth's or ``"AOA"``, or on bad ``train`` / ``n_items`` (see
         :func:`recbias_tutorial.propensity.popularity_propensity`).
 
     See Also
@@ -106,6 +107,8 @@ def snips_protocols(heldout: pd.DataFrame, truth: pd.DataFrame, *, train: pd.Dat
     >>> list(snips_protocols(log, log, train=log, n_items=3, gammas={"SNIPS γ=2": 2.0}))
     ['MAR truth', 'AOA', 'SNIPS γ=2']
     """
+    check_feedback(heldout, "heldout")
+    check_feedback(truth, "truth")
     check_column_name(truth_label, "truth_label")
     if truth_label == "AOA":
         raise ValueError("truth_label must differ from 'AOA', the label of the logged estimate")
@@ -158,7 +161,7 @@ def user_table(scores: Mapping[str, np.ndarray] | Iterable[tuple[str, np.ndarray
     [1.0, 1.0, 1.0, 1.0, 1.0, 1.0]
     """
     check_mapping(protocols, "protocols", "(test set, propensity, estimator)")
-    metrics = tuple(check_names(metrics, "metrics"))
+    metrics = tuple(check_choice(m, "metrics", GAINS) for m in check_names(metrics, "metrics"))
     parts = []
     for name, matrix in named_items(scores, "scores"):
         for metric in metrics:
@@ -294,7 +297,7 @@ def split_user_table(models: Mapping[str, Any], data: FeedbackData, *, seed: int
     seed = check_int(seed, "seed", low=0)
     gammas = {f"SNIPS γ={g:.1f}": g for g in GAMMAS} if gammas is None else gammas
     gammas = _check_gammas(gammas, reserved=("MAR truth", "AOA"))
-    metrics = tuple(check_names(metrics, "metrics"))
+    metrics = tuple(check_choice(m, "metrics", GAINS) for m in check_names(metrics, "metrics"))
     k = check_int(k, "k")
     train_share = check_real(train_share, "train_share", low=0.0, high=1.0, low_open=True,
                              high_open=True)

@@ -13,7 +13,8 @@ from typing import Any
 
 import pandas as pd
 
-from ..._validation import check_finite_column, check_frame, check_seeds, check_unique_rows
+from ..._validation import (check_column_name, check_finite_column, check_frame, check_seeds,
+                            check_unique_rows)
 from ...data import FeedbackData
 from ._protocol import GAMMAS, _gamma_labels, split_user_table
 
@@ -60,6 +61,7 @@ def per_model_mae(per_user: pd.DataFrame, *, truth: str = "MAR truth") -> pd.Dat
     {('recall', 'm'): {'AOA': 0.5, 'users': 2}}
     """
     check_frame(per_user, "per_user", ["model", "metric", "estimator", "user", "value"])
+    check_column_name(truth, "truth")
     check_unique_rows(per_user, "per_user", ["model", "metric", "estimator", "user"])
     check_finite_column(per_user, "per_user", "value")
     if not (per_user["estimator"] == truth).any():
