@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import ast
 import cmath
-import math
 import numbers
 import string
 from collections.abc import Mapping
@@ -162,8 +161,12 @@ def check_finding(name: str, text: str, *, holds: str, **numbers_: Any) -> str:
         If the condition is false: the message names the finding, the condition and the
         numbers.
     ValueError
-        If ``name`` is not an identifier, ``text`` names a field that is not a number, the
-        condition is not an expression over the numbers, or a number is NaN or infinite.
+        If ``name`` is not an identifier (or is a Python keyword) or names another finding
+        already stated in this kernel; ``text`` names a field that is not a number or cannot
+        be formatted with the numbers; the condition is not an expression over the numbers,
+        or fails on them (the message names the finding and its numbers); a number's name is
+        a keyword or a function conditions may call; or a number is NaN or infinite, or holds
+        one (in a list, tuple, mapping or array).
     """
     check_identifier(name, "name")
     if not isinstance(text, str) or not text.strip():
@@ -199,8 +202,8 @@ def check_finding(name: str, text: str, *, holds: str, **numbers_: Any) -> str:
 
 
 def _cell_id() -> str | None:
-    """The id of the notebook cell running now (JupyterLab and nbclient send it with each
-    execution request), or None outside a notebook."""
+    """The id of the notebook cell running now (JupyterLab sends it with each execution
+    request; the book build's nbclient does not), or None."""
     try:
         from IPython import get_ipython
 
@@ -216,9 +219,9 @@ def _check_restatement(name: str, text: str, holds: str) -> None:
 
     A cell run again restates its findings: the same words and condition (its numbers may
     have changed) are accepted from anywhere, and an edited finding from the cell that stated
-    it (JupyterLab and the book build tell cells apart; plain Python cannot, so there a
-    changed finding needs a name of its own). Anything else would replace the first finding
-    and the prose quoting it without a word.
+    it (JupyterLab tells cells apart; elsewhere, in the book build or plain Python, a changed
+    finding needs a name of its own, or a fresh kernel). Anything else would replace the
+    first finding and the prose quoting it without a word.
     """
     if name not in _STATED:
         return

@@ -726,6 +726,11 @@ REPLICATION_CASES = [
     ("evaluate_readings truth item outside", lambda: _readings(
         truth=Y_TRUTH.assign(item=Y_TRUTH["item"] + 30)), "truth.item"),
     ("evaluate_readings val empty", lambda: _readings(val=Y_VAL.head(0)), "val"),
+    ("evaluate_readings truth without a relevant rating", lambda: _readings(
+        truth=Y_TRUTH.assign(rating=1.0)), "truth"),
+    ("evaluate_readings no common user", lambda: _readings(
+        readings=[yang2018.COURSE], truth=Y_TRUTH[~Y_TRUTH["user"].isin(Y_VAL["user"])]),
+     "truth"),
     ("evaluate_readings train empty", lambda: _readings(train=Y_TRAIN.head(0)), "train"),
     ("pmf_training a user with every item", lambda: yang2018.pmf_training(
         pd.DataFrame({"user": [0, 0], "item": [0, 1], "rating": 5.0}), n_items=2, seed=0),

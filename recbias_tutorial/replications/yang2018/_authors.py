@@ -313,10 +313,11 @@ def user_terms(scores: np.ndarray, candidates: np.ndarray, positives: pd.DataFra
     """
     scores = _dense_scores(scores)
     n_users, n_items = scores.shape
-    cand = np.asarray(candidates)
-    if cand.dtype != bool or cand.shape != scores.shape:
+    candidates = np.asarray(candidates)
+    if candidates.dtype != bool or candidates.shape != scores.shape:
         raise ValueError(f"candidates must be a boolean array of the scores' shape "
-                         f"{scores.shape}, got dtype {cand.dtype}, shape {cand.shape}")
+                         f"{scores.shape}, got dtype {candidates.dtype}, shape "
+                         f"{candidates.shape}")
     check_feedback(positives, "positives", n_users, n_items, require_rating=False)
     counts = _check_counts(counts, n_items)
     if np.isscalar(k):
@@ -461,6 +462,8 @@ def evaluate_readings(scores: np.ndarray, train: pd.DataFrame, val: pd.DataFrame
     seen = _pair_mask(train, n_users, n_items)
     gammas = {"AOA": -1.0, **gammas}
     mar_pos = truth[truth["rating"] >= threshold]
+    if mar_pos.empty:
+        raise ValueError(f"truth has no relevant rating (rating >= threshold={threshold})")
     terms: dict[tuple[str, int], pd.DataFrame] = {}
 
     def side(kind: str, draw: int = -1) -> pd.DataFrame:
