@@ -173,19 +173,39 @@ def _dataset_record(out: Path, name: str, rows: pd.DataFrame, wall: float, **ext
     path = _table_path(out, name)
     return {"file": path.name, "sha256": sha256sum(path), "rows": len(rows),
             "models": int(rows["model"].nunique()), "git_commit": START_COMMIT,
-            "data_sha256": {f: h for f, h in _registry.SHA256[name].items() if h},
+            "data_sha256": {f: h for f, h in _registry.SHA256.get(name, {}).items() if h},
             "wall_seconds": round(wall, 1), **extra, **_peak_memory()}
 
 
 def _provenance(out: Path, paper: str, n_jobs: int, **fields) -> dict:
-    """A paper's provenance: this run's environment, keeping other datasets' records."""
+    """A paper's provenance: this run's environment, keeping other datasets' records and the
+    further tables (``tables``: see :func:`_store_table`)."""
     out.mkdir(parents=True, exist_ok=True)
     old = out / "provenance.json"
     old = json.loads(old.read_text()) if old.exists() else {}
     datasets = old.get("datasets", {})
     for record in datasets.values():  # a dataset not re-run keeps the commit it was run at
         record.setdefault("git_commit", old.get("git_commit"))
-    return {"paper": paper, **environment(n_jobs), **fields, "datasets": datasets}
+    return {"paper": paper, **environment(n_jobs), **fields, "datasets": datasets,
+            **({"tables": old["tables"]} if old.get("tables") else {})}
+
+
+def _store_table(out: Path, dataset: str, label: str, rows: pd.DataFrame, wall: float,
+                 **extra) -> None:
+    """Write a further table of one dataset, ``<dataset>_<label>.csv.gz``, and record it under
+    the provenance's ``tables`` (read and checked by course.stored_results like a dataset's
+    file), the rest of the provenance kept as it is."""
+    import fcntl
+
+    with open(out / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        provenance = json.loads((out / "provenance.json").read_text())
+        name = f"{dataset}_{label}"
+        record = _store(out, name, rows, wall, **extra)
+        record.update(dataset=dataset, data_sha256={f: h for f, h in
+                                                    _registry.SHA256[dataset].items() if h})
+        provenance.setdefault("tables", {})[name] = record
+        _write(out, provenance)
 
 
 def _write(out: Path, provenance: dict) -> None:
@@ -394,6 +414,52 @@ def run_carraro(datasets: list[str], n_jobs: int, out: Path, *,
                       f"{len(rows)} rows, {time.perf_counter() - start:.0f} s")
                 _store_carraro(out, n_jobs, data, name, rows, kind, float(power), config, models)
                 start = time.perf_counter()
+            if kind == "ranksys":
+                carraro_smoothing(data, name, chosen, item_powers, n_jobs, out)
+
+
+#: The rules for ids absent from D_tr or D_w compared on the RankSys-like run (the
+#: ``smoothing`` of carraro2022.run_protocol): the course's add-one and the authors'
+#: notebook's (a zero share becomes 1e-4).
+CARRARO_SMOOTHINGS = {"add-one": 1.0, "notebook": rb.sampling.NOTEBOOK_SMOOTHING}
+#: The test sets' own numbers stored beside the metrics in the smoothing table.
+TEST_SET_STATS = ("kl_to_gt", "relevant", "n_rows", "n_users")
+
+
+def carraro_smoothing(data, name: str, chosen: dict, item_powers, n_jobs: int,
+                      out: Path) -> None:
+    """The RankSys-like run under each rule of CARRARO_SMOOTHINGS and WTD exponent, stored as
+    ``<name>_smoothing.csv.gz``: every model's metrics and each test set's KL to D_gt, share
+    of relevant rows, rows and users (model "(test set)")."""
+    start, parts = time.perf_counter(), []
+    for power in item_powers:
+        for label, smoothing in CARRARO_SMOOTHINGS.items():
+            unit = partial(carraro_smoothing_unit, chosen=chosen, item_power=float(power),
+                           smoothing=smoothing)
+            done = Parallel(n_jobs=n_jobs)(delayed(unit)(data, seed=s) for s in CARRARO["seeds"])
+            rows = pd.concat([p[0] for p in done], ignore_index=True)
+            rows.insert(0, "item_power", float(power))
+            rows.insert(0, "smoothing", label)
+            parts.append(rows)
+    rows = pd.concat(parts, ignore_index=True)
+    _store_table(out, name, "smoothing", rows, time.perf_counter() - start,
+                 recommenders="ranksys", smoothings={k: str(v) for k, v in
+                                                     CARRARO_SMOOTHINGS.items()},
+                 item_powers=[float(p) for p in item_powers], seeds=list(CARRARO["seeds"]))
+    print(f"{name} smoothing: {len(rows)} rows, {time.perf_counter() - start:.0f} s")
+
+
+def carraro_smoothing_unit(data, *, seed: int, chosen: dict, item_power: float,
+                           smoothing) -> tuple[pd.DataFrame, bool, float]:
+    """One repetition under one smoothing rule (cached by run_protocol): metrics and the
+    test sets' numbers as rows, read back?, seconds."""
+    start = time.perf_counter()
+    rep = carraro2022.run_protocol(data, chosen, seeds=[seed], item_power=item_power,
+                                   smoothing=smoothing)
+    sets = rep.test_sets.melt(["seed", "strategy", "size"], list(TEST_SET_STATS),
+                              var_name="metric").assign(model="(test set)")
+    rows = pd.concat([rep.metrics, sets[rep.metrics.columns]], ignore_index=True)
+    return rows, bool(rep.metrics.attrs["cached"]), time.perf_counter() - start
 
 
 def _store_carraro(out: Path, n_jobs: int, data, name: str, rows: pd.DataFrame, kind: str,
