@@ -289,13 +289,13 @@ def contrast_verdict(paper: float, ours: Any, other: Any, *, alpha: float = 0.05
     return ContrastVerdict(label, float(paper), float(d.mean()), wins, ties, losses, p)
 
 
-def _tau_b(x: np.ndarray, y: np.ndarray) -> float:
-    """Kendall's τ-b of two score vectors (0 when one of them is constant)."""
-    sx, sy = np.sign(x[:, None] - x[None, :]), np.sign(y[:, None] - y[None, :])
-    upper = np.triu_indices(len(x), 1)
-    sx, sy = sx[upper], sy[upper]
-    denom = np.sqrt(float((sx != 0).sum()) * float((sy != 0).sum()))
-    return 0.0 if denom == 0 else float((sx * sy).sum() / denom)
+def _tau_b(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Kendall's tau-b along the last axis (models) of broadcastable arrays; NaN if constant."""
+    i, j = np.triu_indices(x.shape[-1], k=1)
+    sx, sy = np.sign(x[..., i] - x[..., j]), np.sign(y[..., i] - y[..., j])
+    den = np.sqrt((sx != 0).sum(-1) * (sy != 0).sum(-1))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(den > 0, (sx * sy).sum(-1) / den, np.nan)
 
 
 def _two_tables(truth: Any, test: Any) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -321,9 +321,10 @@ def _two_tables(truth: Any, test: Any) -> tuple[pd.DataFrame, pd.DataFrame]:
     return truth.astype(float), test.loc[truth.index, truth.columns].astype(float)
 
 
-@declare(paper=Interval(float, -1.0, 1.0), alpha=Interval(float, 0.0, 1.0, open="both"))
-def tau_verdict(paper: float, truth: pd.DataFrame, test: pd.DataFrame, *, alpha: float = 0.05,
-                contrasts: tuple = ()) -> TauVerdict:
+@declare(paper=Interval(float, -1.0, 1.0, optional=True),
+         alpha=Interval(float, 0.0, 1.0, open="both"))
+def tau_verdict(paper: float | None, truth: pd.DataFrame, test: pd.DataFrame, *,
+                alpha: float = 0.05, contrasts: tuple = ()) -> TauVerdict:
     """Grade Kendall's τ over a few models, counting only the pairs our ground truth separates.
 
     A pair of models is separated when a paired Wilcoxon test over the repetitions of
@@ -337,8 +338,9 @@ def tau_verdict(paper: float, truth: pd.DataFrame, test: pd.DataFrame, *, alpha:
 
     Parameters
     ----------
-    paper : float
-        The paper's τ, in [-1, 1].
+    paper : float or None
+        The paper's τ, in [-1, 1]; None where the paper states none (the result then has
+        every number but the verdict, ``""``, and ``share_equal``, NaN).
     truth, test : pandas.DataFrame
         One row per repetition, one column per model (3 to 8 models): the metric on the
         ground truth and on the test set, the same rows and columns.
@@ -383,20 +385,28 @@ def tau_verdict(paper: float, truth: pd.DataFrame, test: pd.DataFrame, *, alpha:
         if stats.wilcoxon(d).pvalue < alpha:
             order[(i, j)] = 1 if d.mean() > 0 else -1
     means = test.mean().to_numpy()
-    taus = []
+    ranks = np.empty((0, len(models)))
     for perm in itertools.permutations(range(len(models))):
         rank = np.empty(len(models))
         rank[list(perm)] = np.arange(len(models), 0, -1)  # perm[0] on top
         if all(np.sign(rank[i] - rank[j]) == s for (i, j), s in order.items()):
-            taus.append(_tau_b(means, rank))
-    low, high = min(taus), max(taus)
-    on_means = _tau_b(means, truth.mean().to_numpy())
+            ranks = np.vstack([ranks, rank])
+    taus = _tau_b(means, ranks)  # NaN only when the test set's means are all equal
+    low, high = float(np.nanmin(taus, initial=np.inf)), float(np.nanmax(taus, initial=-np.inf))
+    if not np.isfinite(low):
+        low = high = float("nan")
+    on_means = float(_tau_b(means, truth.mean().to_numpy()))
     sep = [s * np.sign(means[i] - means[j]) for (i, j), s in order.items()]
     tau_sep = float(np.mean(sep)) if sep else float("nan")
-    per_rep = tuple(_tau_b(test.iloc[r].to_numpy(), truth.iloc[r].to_numpy())
-                    for r in range(len(truth)))
+    per_rep = tuple(float(t) for t in _tau_b(test.to_numpy(), truth.to_numpy()))
+    pairs = len(models) * (len(models) - 1) // 2
+    if paper is None:
+        return TauVerdict("", float("nan"), on_means, float(low), float(high), len(truth),
+                          len(order), pairs, tau_sep, float("nan"), per_rep)
     share = float(np.mean([abs(t - paper) < 1e-9 for t in per_rep]))
-    if not low - 1e-9 <= paper <= high + 1e-9:
+    if np.isnan(low):
+        label = UNDETERMINED  # the test set does not order the models at all
+    elif not low - 1e-9 <= paper <= high + 1e-9:
         label = DIFFERS
     elif high - low > 1e-9:
         label = UNDETERMINED
@@ -405,4 +415,4 @@ def tau_verdict(paper: float, truth: pd.DataFrame, test: pd.DataFrame, *, alpha:
     labels = [label] + [c.verdict if isinstance(c, ContrastVerdict) else c for c in contrasts]
     label = VERDICTS[max(VERDICTS.index(x) for x in labels)]
     return TauVerdict(label, float(paper), on_means, float(low), float(high), len(truth),
-                      len(order), len(models) * (len(models) - 1) // 2, tau_sep, share, per_rep)
+                      len(order), pairs, tau_sep, share, per_rep)

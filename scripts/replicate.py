@@ -679,7 +679,11 @@ def wang_models() -> dict:
     return out
 
 
-def run_wang(datasets: list[str], n_jobs: int, out: Path) -> None:
+#: The parts of the wang2025 run (``--wang-parts``): Table 1's column and the IPS stability grid.
+WANG_PARTS = ("table1", "stability")
+
+
+def run_wang(datasets: list[str], n_jobs: int, out: Path, *, parts=WANG_PARTS) -> None:
     datasets = paper_datasets("wang2025", datasets)
     if not datasets:
         return
@@ -694,7 +698,43 @@ def run_wang(datasets: list[str], n_jobs: int, out: Path) -> None:
                       "users with a liked random song and over all test users"},
         models=wang_models())
     for name in datasets:
-        _run_seeds(_wang_unit, rb.load(name), name, WANG["seeds"], "seed", n_jobs, out, provenance)
+        if "table1" in parts:
+            _run_seeds(_wang_unit, rb.load(name), name, WANG["seeds"], "seed", n_jobs, out,
+                       provenance)
+        if "stability" in parts:
+            wang_stability(rb.load(name), name, n_jobs, out)
+
+
+def wang_stability_seed(data, *, seed: int) -> tuple[pd.DataFrame, bool, float]:
+    """One seed of the IPS stability grid (wang2025.ips_stability), cached: rows, read back?,
+    seconds."""
+    from recbias_tutorial._result_cache import cached_result
+
+    start = time.perf_counter()
+    frames, cached = cached_result(
+        "replicate.wang_stability_seed", data,
+        {"seed": seed, "lrs": list(wang2025.IPS_STABILITY_LRS),
+         "blocks": [list(b) for b in wang2025.IPS_STABILITY_BLOCKS], "script": SCRIPT_SHA256},
+        lambda: {"table": wang2025.ips_stability(data, seeds=[seed])})
+    return frames["table"], cached, time.perf_counter() - start
+
+
+def wang_stability(data, name: str, n_jobs: int, out: Path) -> None:
+    """The IPS stability grid over WANG's seeds, stored as ``<name>_ips_stability.csv.gz``
+    (one row per seed, learning rate and block partition; model "IPS")."""
+    start = time.perf_counter()
+    run = Parallel(n_jobs=n_jobs, return_as="generator")(
+        delayed(wang_stability_seed)(data, seed=s) for s in WANG["seeds"])
+    parts = list(tqdm(run, total=len(WANG["seeds"]), unit="seed", desc=f"{name}: IPS stability"))
+    rows = pd.concat([p[0] for p in parts], ignore_index=True)
+    rows.insert(1, "model", "IPS")
+    _store_table(out, name, "ips_stability", rows, time.perf_counter() - start,
+                 function="recbias_tutorial.replications.wang2025.ips_stability",
+                 lrs=list(wang2025.IPS_STABILITY_LRS),
+                 blocks=[list(b) for b in wang2025.IPS_STABILITY_BLOCKS],
+                 seeds=list(WANG["seeds"]), read_from_cache=all(p[1] for p in parts),
+                 unit_seconds={str(s): round(p[2], 1) for s, p in zip(WANG["seeds"], parts)})
+    print(f"{name} IPS stability: {len(rows)} runs, {time.perf_counter() - start:.0f} s")
 
 
 PAPERS = {"jadidinejad2021": run_jadidinejad, "carraro2022": run_carraro, "yang2018": run_yang,
@@ -726,12 +766,16 @@ def main() -> None:
     parser.add_argument("--recommenders", nargs="+", default=list(CARRARO["recommenders"]),
                         choices=list(CARRARO["recommenders"]),
                         help="carraro2022: the kinds of recommenders to (re)run (default: both)")
+    parser.add_argument("--wang-parts", nargs="+", default=list(WANG_PARTS), choices=WANG_PARTS,
+                        help="wang2025: Table 1's column and/or the IPS stability grid "
+                             "(default: both)")
     args = parser.parse_args()
     NEURAL_DATASETS = tuple(args.neural_datasets)
     NEURAL_FAMILIES = tuple(args.neural_families)
     for paper in args.papers:
         extra = ({"item_powers": args.item_powers, "recommenders": args.recommenders}
-                 if paper == "carraro2022" else {})
+                 if paper == "carraro2022" else
+                 {"parts": args.wang_parts} if paper == "wang2025" else {})
         PAPERS[paper](args.datasets, args.n_jobs, args.out / paper, **extra)
         if paper == "jadidinejad2021" and args.time_families:
             for name in args.datasets:
