@@ -715,7 +715,7 @@ def wang_stability_seed(data, *, seed: int) -> tuple[pd.DataFrame, bool, float]:
         "replicate.wang_stability_seed", data,
         {"seed": seed, "lrs": list(wang2025.IPS_STABILITY_LRS),
          "blocks": [list(b) for b in wang2025.IPS_STABILITY_BLOCKS], "script": SCRIPT_SHA256},
-        lambda: {"table": wang2025.ips_stability(data, seeds=[seed])})
+        lambda: {"table": wang2025.ips_stability(data, seeds=[seed])}, cache=None)
     return frames["table"], cached, time.perf_counter() - start
 
 
