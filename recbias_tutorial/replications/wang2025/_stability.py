@@ -16,6 +16,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from ..._params import Interval, declare
 from ..._validation import check_seeds, check_sequence
 from ...data import FeedbackData
 from ._ladder import USERS, convention_ladder
@@ -42,6 +43,7 @@ def _table1(scores: np.ndarray, test: pd.DataFrame, train: pd.DataFrame, thresho
     return {name: float(ladder.loc[key, "value"]) for name, key in _TABLE1.items()}
 
 
+@declare(epochs=Interval(int, 1), patience=Interval(int, 1))
 def ips_stability(data: FeedbackData, *, seeds: Sequence[int],
                   lrs: Sequence[float] = IPS_STABILITY_LRS,
                   blocks: Sequence[tuple[int, int]] = IPS_STABILITY_BLOCKS,
@@ -84,7 +86,8 @@ def ips_stability(data: FeedbackData, *, seeds: Sequence[int],
     ValueError
         If ``data`` is not a FeedbackData with MAR ratings, ``seeds`` not distinct
         non-negative ints, ``lrs`` not positive numbers, ``blocks`` not pairs of positive
-        ints, or on an argument :func:`fit_autodebias` refuses.
+        ints, ``epochs`` or ``patience`` not a positive int, or on an argument
+        :func:`fit_autodebias` refuses.
 
     Examples
     --------
