@@ -152,14 +152,11 @@ def figure4_verdicts(metrics: pd.DataFrame, *, metric: str = "recall", alpha: fl
 
     Examples
     --------
-    >>> from recbias_tutorial import simulate
-    >>> from recbias_tutorial.models import AvgRating, PosPop, RandomScores
-    >>> from functools import partial
-    >>> from recbias_tutorial.replications.carraro2022 import run_protocol
-    >>> f = {"AvgRating": AvgRating, "PosPop": PosPop, "R1": partial(RandomScores, seed=1)}
-    >>> m = run_protocol(simulate(80, 50, seed=0), f, seeds=[0, 1, 2], sizes=(0.6, 1.0)).metrics
-    >>> figure4_verdicts(m).columns.tolist()[:6]
-    ['strategy', 'rho', 'paper', 'tau', 'low', 'high']
+    >>> m = pd.DataFrame([(s, m, strategy, 1.0, "recall", v) for s in range(6)
+    ...                   for strategy in ("gt", "full") for m, v in zip("abc", (0.1, 0.2, 0.3))],
+    ...                  columns=["seed", "model", "strategy", "size", "metric", "value"])
+    >>> figure4_verdicts(m)[["strategy", "paper", "low", "high", "verdict"]].to_numpy().tolist()
+    [['FULL', 0.6, 1.0, 1.0, 'differs']]
     """
     if not isinstance(with_paper, bool):
         raise ValueError(f"with_paper must be True or False, got {with_paper!r}")
