@@ -676,6 +676,8 @@ REPLICATION_CASES = [
         _TAU, with_paper="yes"), "with_paper"),
     ("figure4_sign_tests metric absent", lambda: carraro2022.figure4_sign_tests(
         _TAU, metric="ndcg"), "metric"),
+    ("smoothing_comparison no smoothing column", lambda: carraro2022.smoothing_comparison(
+        _TAU), "table"),
     ("ips_stability no MAR", lambda: wang2025.ips_stability(W_LOG, seeds=[0]), "data"),
     ("ips_stability seeds twice", lambda: wang2025.ips_stability(
         rb.simulate(60, 30, seed=0), seeds=[0, 0]), "seeds"),

@@ -26,6 +26,10 @@ FIGURE4_CONTRASTS: tuple[tuple[str, str], ...] = (("WTD", "FULL"), ("WTD", "SKEW
                                                   ("WTD_H", "REG"))
 
 
+#: Test-set name (the paper's) -> the protocol's strategy key.
+_KEYS_OF = {name: key for key, name in TEST_SET_NAMES.items()}
+
+
 def _paper_tau() -> pd.Series:
     return PAPER_FIGURE4_TAU.drop_duplicates(["strategy", "rho"]).set_index(
         ["strategy", "rho"])["tau"]
@@ -180,3 +184,64 @@ def figure4_verdicts(metrics: pd.DataFrame, *, metric: str = "recall", alpha: fl
     out["strategy"] = pd.Categorical(out["strategy"], _ORDER, ordered=True)
     return out.sort_values(["strategy", "rho"]).reset_index(drop=True).astype({"strategy": str})
 
+
+
+def smoothing_comparison(table: pd.DataFrame, *, metric: str = "recall",
+                         alpha: float = 0.05) -> pd.DataFrame:
+    """The two rules for absent ids side by side: the test sets and Figure 4's τ under each.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        The stored ``<dataset>_smoothing`` table (``make replicate``): ``smoothing,
+        item_power, seed, model, strategy, size, metric, value``, the test sets' own numbers
+        under model ``"(test set)"`` (``kl_to_gt``, ``relevant``, ``n_rows``, ``n_users``).
+    metric : str, default "recall"
+        The metric τ is computed on.
+    alpha : float, default 0.05
+        Level of the Wilcoxon tests of :func:`figure4_verdicts`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (``item_power``, ``smoothing``, ``strategy``, ``rho``): the test sets'
+        mean ``kl_to_gt`` (bits) and share of ``relevant`` rows over the repetitions, and
+        :func:`figure4_verdicts`' ``tau``, ``low`` and ``high``.
+
+    Raises
+    ------
+    ValueError
+        If ``table`` lacks a column, or a configuration's metrics are refused by
+        :func:`figure4_verdicts`.
+
+    Examples
+    --------
+    >>> m = pd.DataFrame([(s, m, strategy, 1.0, metric, v) for s in range(6)
+    ...                   for strategy in ("gt", "full") for m, v in zip("abc", (0.1, 0.2, 0.3))
+    ...                   for metric in ("recall",)], columns=["seed", "model", "strategy", "size",
+    ...                                                         "metric", "value"])
+    >>> sets = pd.DataFrame({"seed": range(6), "model": "(test set)", "strategy": "full",
+    ...                      "size": 1.0, "metric": "kl_to_gt", "value": 0.25})
+    >>> t = pd.concat([m, sets]).assign(smoothing="add-one", item_power=2.0)
+    >>> smoothing_comparison(t)[["smoothing", "strategy", "kl_to_gt", "tau"]].to_numpy().tolist()
+    [['add-one', 'FULL', 0.25, 1.0]]
+    """
+    from ..._validation import check_frame
+
+    keys = ["smoothing", "item_power", "seed", "model", "strategy", "size", "metric", "value"]
+    check_frame(table, "table", keys)
+    out = []
+    for (power, rule), part in table.groupby(["item_power", "smoothing"], sort=False):
+        sets = part[part["model"] == "(test set)"]
+        stats = sets.pivot_table(index=["strategy", "size"], columns="metric", values="value",
+                                 aggfunc="mean")
+        graded = figure4_verdicts(part[part["model"] != "(test set)"].drop(
+            columns=["smoothing", "item_power"]), metric=metric, alpha=alpha, with_paper=False)
+        for row in graded.itertuples():
+            key = (_KEYS_OF[row.strategy], row.rho)
+            out.append({"item_power": power, "smoothing": rule, "strategy": row.strategy,
+                        "rho": row.rho,
+                        **{c: (float(stats.loc[key, c]) if key in stats.index and c in stats
+                               else np.nan) for c in ("kl_to_gt", "relevant")},
+                        "tau": row.tau, "low": row.low, "high": row.high})
+    return pd.DataFrame(out)
