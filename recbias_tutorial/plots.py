@@ -593,8 +593,9 @@ def estimate_slider(frame: pd.DataFrame, *, param: str, value: str, y: str,
     points = alt.Chart(long).transform_filter(on_grid).mark_point(
         filled=True, size=90, opacity=0.9).encode(
         x=alt.X("x:Q", title=x_title, scale=scale), y=y_enc,
-        color=alt.Color("series:N", title=None, sort=legend_order),
-        shape=alt.Shape("series:N", title=None, sort=legend_order),
+        # one legend for both channels: the same field, title and domain (a sort would split it)
+        color=alt.Color("series:N", title=None, scale=alt.Scale(domain=legend_order)),
+        shape=alt.Shape("series:N", title=None, scale=alt.Scale(domain=legend_order)),
         tooltip=[alt.Tooltip("row:N", title=y), alt.Tooltip("series:N", title="series"),
                  alt.Tooltip("param:Q", format=".2f", title=param_title or param),
                  alt.Tooltip("x:Q", format=".4f", title=x_title)])

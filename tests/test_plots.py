@@ -137,6 +137,11 @@ def test_estimate_slider_binds_a_range_over_the_grid():
                                    vl_version=version).startswith("<svg")
 
 
+def test_estimate_slider_draws_one_legend():
+    svg = vlc.vegalite_to_svg(_slider().to_dict())
+    assert svg.count('class="mark-group role-legend"') == 1  # colour and shape merged
+
+
 def test_estimate_slider_shows_one_grid_value_at_a_time():
     spec = _slider(start=1.0).to_dict()
     data = {name: pd.DataFrame(rows) for name, rows in spec["datasets"].items()}
