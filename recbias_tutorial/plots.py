@@ -584,8 +584,9 @@ def slider_dots(frame: pd.DataFrame, *, param: str, x: str, y: str, series: str,
     points = alt.Chart(dots).transform_filter(on_grid).mark_point(
         filled=True, size=110, opacity=0.9).encode(
         x=alt.X("x:Q", title=x_title, scale=scale), y=y_enc,
-        color=alt.Color("series:N", title=None, sort=order),
-        shape=alt.Shape("series:N", title=None, sort=order),
+        # one legend for both channels (a scale domain keeps the order; `sort` would split it)
+        color=alt.Color("series:N", title=None, scale=alt.Scale(domain=order)),
+        shape=alt.Shape("series:N", title=None, scale=alt.Scale(domain=order)),
         tooltip=[alt.Tooltip("row:N", title=y), alt.Tooltip("series:N", title=series),
                  alt.Tooltip("param:Q", format=".2f", title=param_title or param),
                  alt.Tooltip("x:Q", format=".4f", title=x_title)])

@@ -137,6 +137,7 @@ def test_slider_dots_shows_one_grid_value():
                               "name": "beta "}
     svg = _drawn_marks(spec)
     assert svg.count("<path") >= 4  # two rows x two series at the chosen value (plus the rules)
+    assert svg.count(">AOA<") == 1  # colour and shape share one legend
     # the x scale is fixed over the whole grid, so the dots move and the axis does not
     assert all(layer["encoding"]["x"]["scale"]["domain"][1] > 0.2 for layer in spec["layer"])
 
