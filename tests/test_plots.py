@@ -163,3 +163,62 @@ def test_estimate_slider_refuses_bad_grids():
                               references=["SNIPS γ=x.y"])
     with pytest.raises(ValueError, match="missing column"):
         plots.estimate_slider(GRID, param="gamma", value="SNIPS γ=x.y", y="model")
+
+
+# --- chapters 1 and 6: charts over a precomputed grid (slider_dots, knob_lines) ---------------
+
+KNOB_GRID = pd.DataFrame({"model": ["pop", "pop", "pers", "pers"] * 3,
+                     "kind": ["AOA", "truth"] * 6,
+                     "beta": [0.0] * 4 + [0.5] * 4 + [1.0] * 4,
+                     "recall": [.05, .04, .10, .08, .10, .04, .09, .08, .20, .04, .07, .08]})
+KNOBS = pd.DataFrame({"knob": ["pop"] * 6 + ["rating"] * 6, "v": [0, 1, 2] * 4,
+                      "method": (["a"] * 3 + ["b"] * 3) * 2,
+                      "rmse": [.1, .2, .3, .1, .1, .1, .2, .2, .2, .3, .2, .1]})
+
+
+def _drawn_marks(spec, version="5.8"):
+    """The marks Vega draws for a spec, after its filters (as JupyterLab's Vega-Lite 5 does)."""
+    lab = {k: v for k, v in plots.lab_bundle(spec, svg=False)[plots.LAB_MIMETYPE].items()
+           if k != "$schema"}
+    return vlc.vegalite_to_svg(lab, vl_version=version)
+
+
+def test_slider_dots_shows_one_grid_value():
+    spec = plots.slider_dots(KNOB_GRID, param="beta", x="recall", y="model", series="kind",
+                             start=0.5).to_dict()
+    (slider,) = spec["params"]
+    assert slider["value"] == 0.5
+    assert slider["bind"] == {"input": "range", "min": 0.0, "max": 1.0, "step": 0.5,
+                              "name": "beta "}
+    svg = _drawn_marks(spec)
+    assert svg.count("<path") >= 4  # two rows x two series at the chosen value (plus the rules)
+    assert svg.count(">AOA<") == 1  # colour and shape share one legend
+    # the x scale is fixed over the whole grid, so the dots move and the axis does not
+    assert all(layer["encoding"]["x"]["scale"]["domain"][1] > 0.2 for layer in spec["layer"])
+
+
+def test_slider_dots_refuses_bad_grids():
+    with pytest.raises(ValueError, match="missing column"):
+        plots.slider_dots(KNOB_GRID, param="gamma", x="recall", y="model", series="kind")
+    with pytest.raises(ValueError, match="evenly spaced"):
+        plots.slider_dots(KNOB_GRID.assign(beta=KNOB_GRID["beta"] ** 2 + KNOB_GRID["beta"]), param="beta",
+                          x="recall", y="model", series="kind")
+    with pytest.raises(ValueError, match="start must be a value"):
+        plots.slider_dots(KNOB_GRID, param="beta", x="recall", y="model", series="kind", start=0.3)
+
+
+def test_knob_lines_filters_by_the_chosen_knob():
+    spec = plots.knob_lines(KNOBS, knob="knob", value="v", y="rmse", line="method",
+                            start="rating").to_dict()
+    radio = next(p for p in spec["params"] if isinstance(p.get("bind"), dict))
+    assert radio["value"] == "rating" and radio["bind"]["options"] == ["pop", "rating"]
+    assert spec["transform"] == [{"filter": f"datum.knob == {radio['name']}"}]
+    for version in ("5.8", "6.4"):
+        assert "<path" in _drawn_marks(spec, version)
+
+
+def test_knob_lines_refuses_bad_input():
+    with pytest.raises(ValueError, match="start must be one of"):
+        plots.knob_lines(KNOBS, knob="knob", value="v", y="rmse", line="method", start="density")
+    with pytest.raises(ValueError, match="at least two values"):
+        plots.knob_lines(KNOBS[KNOBS["v"] == 0], knob="knob", value="v", y="rmse", line="method")
