@@ -369,10 +369,12 @@ def carraro_data(data):
 def carraro_chosen(data, n_jobs: int, recommenders: str = "cornac") -> tuple[dict, pd.DataFrame]:
     """The paper's grid tuned on the first repetition's D_val: chosen factories, the grid."""
     grid = carraro2022.paper_grid(recommenders=recommenders)
-    tables = Parallel(n_jobs=n_jobs)(  # one model's settings per worker, each cached
-        delayed(carraro2022.tune)(data, {model: settings}, seed=CARRARO["seeds"][0])
-        for model, settings in grid.items())
+    tables = Parallel(n_jobs=n_jobs)(  # one setting per worker, each cached
+        delayed(carraro2022.tune)(data, {model: {setting: factory}}, seed=CARRARO["seeds"][0])
+        for model, settings in grid.items() for setting, factory in settings.items())
     tuning = pd.concat(tables, ignore_index=True)
+    # tune's own rule over each model's settings in the grid's order: the first best one
+    tuning["best"] = tuning.index.isin(tuning.groupby("model", sort=False)["recall"].idxmax())
     chosen = {r.model: grid[r.model][r.setting] for r in tuning[tuning["best"]].itertuples()}
     return chosen, tuning
 
