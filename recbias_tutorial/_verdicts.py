@@ -286,7 +286,8 @@ def contrast_verdict(paper: float, ours: Any, other: Any, *, alpha: float = 0.05
         label = DIFFERS
     else:
         label = REPRODUCED if (wins > losses) == (paper > 0) else DIFFERS
-    return ContrastVerdict(label, float(paper), float(d.mean()), wins, ties, losses, p)
+    mean = float(np.round(d.mean(), 12))  # no -1e-17 where the differences cancel
+    return ContrastVerdict(label, float(paper), mean, wins, ties, losses, p)
 
 
 def _tau_b(x: np.ndarray, y: np.ndarray) -> np.ndarray:
