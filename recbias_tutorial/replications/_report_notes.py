@@ -60,7 +60,7 @@ NOTES: dict[str, dict] = {
     },
     "jadidinejad2021": {
         "title": "Jadidinejad et al., SIGIR 2021: propensity-stratified evaluation",
-        "chapter": "ch04_simpsons_paradox",
+        "chapter": "jadidinejad2021",
         "sections": {
             "stored": "Table 6 at the authors' full scale (stored)",
             "ladder": "What makes the result: the ladder",
