@@ -82,7 +82,7 @@ NOTES: dict[str, dict] = {
     },
     "wang2025": {
         "title": "Wang et al., WWW 2025: URE against Recall@K̄",
-        "chapter": "ch05_ure",
+        "chapter": "wang2025",
         "sections": {
             "stored": "Table 1 on Yahoo! R3 with the paper's trainers (stored)",
         },
