@@ -499,8 +499,8 @@ _OTHER_COLOURS = ["#54a24b", "#eeca3b", "#9d755d", "#72b7b2", "#ff9da6"]
 def rho_slider(values: pd.DataFrame, summary: pd.DataFrame, *, value_title: str,
                summary_title: str, truth_label: str = "truth",
                sets: tuple[str, ...] | list[str] = ("FULL", "REG", "SKEW", "WTD", "WTD_H"),
-               start: float | None = None, width: int = 280,
-               summary_width: int = 220) -> alt.HConcatChart:
+               start: float | None = None, width: int = 240,
+               summary_width: int = 180) -> alt.HConcatChart:
     """Each model's metric on each test set at the sampling share ρp chosen with a slider.
 
     Two panels share one slider over ρp, whose grid is computed beforehand (the slider
@@ -527,7 +527,8 @@ def rho_slider(values: pd.DataFrame, summary: pd.DataFrame, *, value_title: str,
     start : float, optional
         The slider's initial value (default: the grid's smallest value).
     width, summary_width : int
-        Widths of the two panels in pixels.
+        Widths of the two panels in pixels (the defaults fit a book's text column, legend
+        included).
 
     Returns
     -------
