@@ -489,6 +489,126 @@ def sampling_distributions(draws: pd.DataFrame, truth: Mapping[str, float], *, v
         y="independent")
 
 
+# --- chapter 2 (IPS and SNIPS): estimates as the popularity exponent γ moves -------------------
+
+def estimate_slider(frame: pd.DataFrame, *, param: str, value: str, y: str,
+                    references: tuple[str, ...] | list[str] = (), label: str = "estimate",
+                    param_title: str | None = None, value_title: str | None = None,
+                    start: float | None = None, width: int = 420,
+                    height: int | None = None) -> alt.LayerChart:
+    """Estimates per row at one value of a parameter, chosen with a slider, beside references.
+
+    The parameter's grid is computed beforehand (one row of ``frame`` per label and grid
+    value); the slider filters it in the browser, so the chart needs no kernel (a static
+    site, JupyterLab). The first reference (e.g. the truth) is joined to the estimate by a
+    rule: its length is the estimate's error at the chosen value.
+
+    Parameters
+    ----------
+    frame : DataFrame
+        One row per (``y``, ``param``) with the estimate in ``value`` and each reference in its
+        own column (constant over ``param`` for a given ``y``).
+    param : str
+        Column of the parameter (an evenly spaced grid, at least two values).
+    value : str
+        Column of the estimates at each parameter value.
+    y : str
+        Column of the row labels (e.g. the model).
+    references : sequence of str, optional
+        Columns drawn as fixed points (e.g. ``("MAR truth", "AOA")``); rows are sorted by the
+        first one, largest on top.
+    label : str, default "estimate"
+        Legend name of the moving estimate.
+    param_title, value_title : str, optional
+        Slider label and x-axis title (default: the column names).
+    start : float, optional
+        The slider's initial value (default: the grid's smallest value).
+    width, height : int, optional
+        Size in pixels (default height: 28 per row label).
+
+    Returns
+    -------
+    altair.LayerChart
+        Points of the references and of the estimate at the slider's value, and a rule from
+        the estimate to the first reference.
+
+    Raises
+    ------
+    ValueError
+        If a named column is missing, the grid has fewer than two values or is not evenly
+        spaced, ``start`` is not on the grid, or a reference varies with the parameter.
+
+    See Also
+    --------
+    recbias_tutorial.estimators.snips : the estimates this chart usually shows.
+
+    Examples
+    --------
+    >>> df = pd.DataFrame({"model": ["a", "a", "b", "b"], "gamma": [1.0, 2.0] * 2,
+    ...                    "snips": [0.3, 0.2, 0.5, 0.4], "truth": [0.2, 0.2, 0.45, 0.45]})
+    >>> spec = estimate_slider(df, param="gamma", value="snips", y="model",
+    ...                        references=["truth"]).to_dict()
+    >>> [p["bind"]["input"] for p in spec["params"]], len(spec["layer"])
+    (['range'], 2)
+    """
+    references = list(references)
+    missing = [c for c in (param, value, y, *references) if c not in frame.columns]
+    if missing:
+        raise ValueError(f"frame is missing column(s) {missing}")
+    grid = np.unique(frame[param].to_numpy(dtype=float))
+    if grid.size < 2:
+        raise ValueError(f"the grid of {param!r} needs at least two values, got {grid.tolist()}")
+    steps = np.diff(grid)
+    if not np.allclose(steps, steps[0], rtol=1e-6, atol=1e-9):
+        raise ValueError(f"the grid of {param!r} must be evenly spaced, got {grid.tolist()}")
+    start = float(grid[0]) if start is None else float(start)
+    if not np.isclose(grid, start).any():
+        raise ValueError(f"start must be a value of the grid of {param!r}, got {start}")
+    for ref in references:
+        if (frame.groupby(y)[ref].nunique(dropna=False) > 1).any():
+            raise ValueError(f"reference {ref!r} must not vary with {param!r}")
+    step = float(steps[0])
+    name = "slider_" + "".join(ch if ch.isascii() and ch.isalnum() else "_" for ch in param)
+    slider = alt.param(name=name, value=start, bind=alt.binding_range(
+        min=float(grid[0]), max=float(grid[-1]), step=step, name=f"{param_title or param} "))
+    # plain internal field names: Vega-Lite reads "." and "[" in a field name as a path
+    wide = pd.DataFrame({"row": frame[y].astype(str).to_numpy(),
+                         "param": frame[param].to_numpy(dtype=float),
+                         "estimate": frame[value].to_numpy(dtype=float),
+                         **{f"ref{i}": frame[r].to_numpy(dtype=float)
+                            for i, r in enumerate(references)}})
+    on_grid = f"abs(datum.param - {name}) < {step / 2}"
+    names = {"estimate": label, **{f"ref{i}": r for i, r in enumerate(references)}}
+    long = wide.melt(id_vars=["row", "param"], value_vars=list(names), var_name="series",
+                     value_name="x")
+    long["series"] = long["series"].map(names)
+    order = (wide.groupby("row", sort=False)["ref0"].first().sort_values(ascending=False)
+             .index.tolist() if references else wide["row"].drop_duplicates().tolist())
+    lo, hi = float(long["x"].min()), float(long["x"].max())
+    pad = 0.05 * (hi - lo) if hi > lo else 0.05
+    scale = alt.Scale(domain=[lo - pad, hi + pad])
+    x_title = value_title or value
+    y_enc = alt.Y("row:N", title=None, sort=order)
+    legend_order = [label, *references]
+    points = alt.Chart(long).transform_filter(on_grid).mark_point(
+        filled=True, size=90, opacity=0.9).encode(
+        x=alt.X("x:Q", title=x_title, scale=scale), y=y_enc,
+        # one legend for both channels: the same field, title and domain (a sort would split it)
+        color=alt.Color("series:N", title=None, scale=alt.Scale(domain=legend_order)),
+        shape=alt.Shape("series:N", title=None, scale=alt.Scale(domain=legend_order)),
+        tooltip=[alt.Tooltip("row:N", title=y), alt.Tooltip("series:N", title="series"),
+                 alt.Tooltip("param:Q", format=".2f", title=param_title or param),
+                 alt.Tooltip("x:Q", format=".4f", title=x_title)])
+    layers = [points]
+    if references:
+        rule = alt.Chart(wide).transform_filter(on_grid).mark_rule(
+            color="gray", strokeWidth=2).encode(
+            x=alt.X("estimate:Q", title=x_title, scale=scale), x2="ref0:Q", y=y_enc)
+        layers.insert(0, rule)
+    height = 28 * len(order) if height is None else height
+    return alt.layer(*layers).add_params(slider).properties(width=width, height=height)
+
+
 # --- chapter 3 (intervened test sets): each test set against the truth as ρp moves ------------
 
 #: The test sets' colours: FULL grey (the log), REG orange, the three weighted sets apart.

@@ -111,6 +111,61 @@ def test_specs_without_view_selections_pass_through():
         k: v for k, v in spec.items() if k != "$schema"}
 
 
+# --- chapter 2: estimate_slider -------------------------------------------------------------------
+
+GRID = pd.DataFrame({"model": ["a"] * 3 + ["b"] * 3, "γ": [0.0, 0.5, 1.0] * 2,
+                     "SNIPS γ=x.y": [0.5, 0.4, 0.3, 0.2, 0.25, 0.3],
+                     "MAR truth": [0.35] * 3 + [0.3] * 3, "AOA": [0.6] * 3 + [0.2] * 3})
+
+
+def _slider(**kw):
+    return plots.estimate_slider(GRID, param="γ", value="SNIPS γ=x.y", y="model",
+                                 references=["MAR truth", "AOA"], label="SNIPS", **kw)
+
+
+def test_estimate_slider_binds_a_range_over_the_grid():
+    spec = _slider(start=0.5).to_dict()
+    (slider,) = spec["params"]
+    assert slider["bind"] == {"input": "range", "min": 0.0, "max": 1.0, "step": 0.5, "name": "γ "}
+    assert slider["value"] == 0.5 and slider["name"].isidentifier() and slider["name"].isascii()
+    filters = [t["filter"] for layer in spec["layer"] for t in layer.get("transform", [])]
+    assert len(filters) == 2 and all(slider["name"] in f for f in filters)
+    # the JupyterLab bundle keeps the variable at the top level, and both Vega-Lites draw it
+    lab = plots.lab_bundle(spec, svg=False)[plots.LAB_MIMETYPE]
+    assert [p["name"] for p in lab["params"]] == [slider["name"]]
+    for version in ("5.8", "6.4"):
+        assert vlc.vegalite_to_svg({k: v for k, v in lab.items() if k != "$schema"},
+                                   vl_version=version).startswith("<svg")
+
+
+def test_estimate_slider_draws_one_legend():
+    svg = vlc.vegalite_to_svg(_slider().to_dict())
+    assert svg.count('class="mark-group role-legend"') == 1  # colour and shape merged
+
+
+def test_estimate_slider_shows_one_grid_value_at_a_time():
+    spec = _slider(start=1.0).to_dict()
+    data = {name: pd.DataFrame(rows) for name, rows in spec["datasets"].items()}
+    long = next(d for d in data.values() if "series" in d)
+    shown = long[(long["param"] - 1.0).abs() < 0.25]
+    assert len(shown) == 2 * 3  # two models, the estimate and two references each
+    assert set(shown["series"]) == {"SNIPS", "MAR truth", "AOA"}
+    assert shown.set_index(["row", "series"]).loc[("a", "SNIPS"), "x"] == 0.3
+
+
+def test_estimate_slider_refuses_bad_grids():
+    with pytest.raises(ValueError, match="evenly spaced"):
+        plots.estimate_slider(GRID.replace({"γ": {1.0: 2.0}}), param="γ", value="SNIPS γ=x.y",
+                              y="model")
+    with pytest.raises(ValueError, match="start must be a value"):
+        _slider(start=0.25)
+    with pytest.raises(ValueError, match="must not vary"):
+        plots.estimate_slider(GRID, param="γ", value="MAR truth", y="model",
+                              references=["SNIPS γ=x.y"])
+    with pytest.raises(ValueError, match="missing column"):
+        plots.estimate_slider(GRID, param="gamma", value="SNIPS γ=x.y", y="model")
+
+
 # --- chapter 3: rho_slider --------------------------------------------------------------------
 
 def _rho_frames():

@@ -13,9 +13,9 @@ from __future__ import annotations
 NOTES: dict[str, dict] = {
     "yang2018": {
         "title": "Yang et al., RecSys 2018: IPS / SNIPS with popularity propensities",
-        "chapter": "ch02_ips_snips",
+        "chapter": "yang2018",
         "sections": {
-            "stored": "The authors' protocol, as their code ran it (stored)",
+            "stored": "The slides' table beside our runs",
             "ladder": "From the authors' protocol to the course's reading, one change at a time",
         },
         "unstated": [
@@ -60,7 +60,7 @@ NOTES: dict[str, dict] = {
     },
     "jadidinejad2021": {
         "title": "Jadidinejad et al., SIGIR 2021: propensity-stratified evaluation",
-        "chapter": "ch04_simpsons_paradox",
+        "chapter": "jadidinejad2021",
         "sections": {
             "stored": "Table 6 at the authors' full scale (stored)",
             "ladder": "What makes the result: the ladder",
