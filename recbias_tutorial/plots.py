@@ -796,3 +796,141 @@ def knob_lines(frame: pd.DataFrame, *, knob: str, value: str, y: str, line: str,
         tooltip=[alt.Tooltip("knob:N", title=knob_title), alt.Tooltip("value:Q", title=value_title),
                  alt.Tooltip("line:N", title=line), alt.Tooltip("y:Q", format=".4f", title=y_title)],
     ).add_params(choice, pick).properties(width=width, height=height)
+
+
+# --- chapter 3 (intervened test sets): each test set against the truth as ρp moves ------------
+
+#: The test sets' colours: FULL grey (the log), REG orange, the three weighted sets apart.
+_SET_COLOURS = {"FULL": "#7f7f7f", "REG": "#f58518", "SKEW": "#e45756", "WTD": "#4c78a8",
+                "WTD_H": "#b279a2"}
+_OTHER_COLOURS = ["#54a24b", "#eeca3b", "#9d755d", "#72b7b2", "#ff9da6"]
+
+def rho_slider(values: pd.DataFrame, summary: pd.DataFrame, *, value_title: str,
+               summary_title: str, truth_label: str = "truth",
+               sets: tuple[str, ...] | list[str] = ("FULL", "REG", "SKEW", "WTD", "WTD_H"),
+               start: float | None = None, width: int = 240,
+               summary_width: int = 180) -> alt.HConcatChart:
+    """Each model's metric on each test set at the sampling share ρp chosen with a slider.
+
+    Two panels share one slider over ρp, whose grid is computed beforehand (the slider
+    filters the rows in the browser, so the chart needs no kernel). Left: per model, a black
+    tick at the truth and one point per test set at the chosen ρp. Right: one line per test
+    set over the whole grid of a summary (e.g. Kendall's τ against the truth, or the mean
+    error), with a vertical rule at the chosen ρp. A test set given at a single ρp (FULL, the
+    whole held-out set) is drawn at every position of the slider, and as a dashed level
+    on the right.
+
+    Parameters
+    ----------
+    values : DataFrame
+        Columns ``model``, ``test_set``, ``rho``, ``value`` (the metric on that test set) and
+        ``truth`` (the model's true metric, one value per model).
+    summary : DataFrame
+        Columns ``test_set``, ``rho`` and ``value``: one number per test set and ρp.
+    value_title, summary_title : str
+        Titles of the left and the right x/y axes.
+    truth_label : str, default "truth"
+        What the black ticks are called in the tooltip.
+    sets : sequence of str
+        The test sets, in legend order (their colours follow it).
+    start : float, optional
+        The slider's initial value (default: the grid's smallest value).
+    width, summary_width : int
+        Widths of the two panels in pixels (the defaults fit a book's text column, legend
+        included).
+
+    Returns
+    -------
+    altair.HConcatChart
+        The two panels and the slider (a top-level parameter named ``rho_p``).
+
+    Raises
+    ------
+    ValueError
+        If a column is missing, a test set is not in ``sets``, the grid of the test sets
+        drawn at several ρp has fewer than two values or is not evenly spaced, ``start`` is
+        not on it, or a model has more than one truth.
+
+    See Also
+    --------
+    recbias_tutorial.sampling.intervene : draws the test sets.
+    recbias_tutorial.comparison.compare_methods : metrics on such test sets against the truth.
+
+    Examples
+    --------
+    >>> values = pd.DataFrame({"model": ["a"] * 5, "test_set": ["FULL", "SKEW", "SKEW", "SKEW", "SKEW"],
+    ...                        "rho": [1.0, 0.25, 0.5, 0.75, 1.0], "value": [0.3, 0.1, 0.15, 0.2, 0.3],
+    ...                        "truth": 0.12})
+    >>> summary = values.groupby(["test_set", "rho"], as_index=False)["value"].mean()
+    >>> spec = rho_slider(values, summary, value_title="Recall@10", summary_title="mean").to_dict()
+    >>> [p["bind"]["input"] for p in spec["params"]], len(spec["hconcat"])
+    (['range'], 2)
+    """
+    for name, frame, columns in (("values", values, ("model", "test_set", "rho", "value", "truth")),
+                                 ("summary", summary, ("test_set", "rho", "value"))):
+        missing = [c for c in columns if c not in frame.columns]
+        if missing:
+            raise ValueError(f"{name} is missing column(s) {missing}")
+        unknown = set(frame["test_set"]) - set(sets)
+        if unknown:
+            raise ValueError(f"{name} has test sets {sorted(unknown)} that are not in sets {list(sets)}")
+    if (values.groupby("model")["truth"].nunique() > 1).any():
+        raise ValueError("values must hold one truth per model")
+    sizes = values.groupby("test_set")["rho"].nunique()
+    moving = list(sizes.index[sizes > 1])
+    grid = np.unique(values.loc[values["test_set"].isin(moving), "rho"].to_numpy(dtype=float))
+    if grid.size < 2:
+        raise ValueError(f"the grid of rho needs at least two values, got {grid.tolist()}")
+    steps = np.diff(grid)
+    if not np.allclose(steps, steps[0], rtol=1e-6, atol=1e-9):
+        raise ValueError(f"the grid of rho must be evenly spaced, got {grid.tolist()}")
+    start = float(grid[0]) if start is None else float(start)
+    if not np.isclose(grid, start).any():
+        raise ValueError(f"start must be a value of the grid of rho, got {start}")
+    step = float(steps[0])
+    slider = alt.param(name="rho_p", value=start, bind=alt.binding_range(
+        min=float(grid[0]), max=float(grid[-1]), step=step, name="ρp (sampling share) "))
+    # a test set given at one size only (FULL) is shown at every position of the slider
+    fixed = values[~values["test_set"].isin(moving)]
+    shown = pd.concat([values[values["test_set"].isin(moving)]]
+                      + [fixed.assign(rho=r) for r in grid], ignore_index=True)
+    shown = shown[["model", "test_set", "rho", "value", "truth"]].astype(
+        {"model": str, "test_set": str, "rho": float, "value": float, "truth": float})
+    on_grid = f"abs(datum.rho - rho_p) < {step / 2}"
+    palette = [_SET_COLOURS.get(s, _OTHER_COLOURS[i % len(_OTHER_COLOURS)]) for i, s in enumerate(sets)]
+    colour = alt.Color("test_set:N", title="test set", sort=list(sets),
+                       scale=alt.Scale(domain=list(sets), range=palette))
+    order = (values.groupby("model")["truth"].first().sort_values(ascending=False).index
+             .astype(str).tolist())
+    y = alt.Y("model:N", title=None, sort=order)
+    lo = float(min(shown["value"].min(), shown["truth"].min()))
+    hi = float(max(shown["value"].max(), shown["truth"].max()))
+    pad = 0.05 * (hi - lo) if hi > lo else 0.05
+    x = alt.X("value:Q", title=value_title, scale=alt.Scale(domain=[lo - pad, hi + pad]))
+    truth = alt.Chart(values.groupby("model", as_index=False)["truth"].first().astype(
+        {"model": str})).mark_tick(color="black", thickness=3, size=22).encode(
+        x=alt.X("truth:Q", scale=alt.Scale(domain=[lo - pad, hi + pad]), title=value_title), y=y,
+        tooltip=[alt.Tooltip("model:N"), alt.Tooltip("truth:Q", format=".4f", title=truth_label)])
+    points = alt.Chart(shown).transform_filter(on_grid).mark_point(
+        filled=True, size=80, opacity=0.85).encode(
+        x=x, y=y, color=colour, shape=alt.Shape("test_set:N", sort=list(sets), title="test set",
+                                                scale=alt.Scale(domain=list(sets))),
+        tooltip=["model:N", "test_set:N", alt.Tooltip("rho:Q", format=".1f", title="ρp"),
+                 alt.Tooltip("value:Q", format=".4f", title=value_title),
+                 alt.Tooltip("truth:Q", format=".4f", title=truth_label)])
+    left = alt.layer(truth, points).properties(width=width, height=max(120, 30 * len(order)))
+    summ = summary[["test_set", "rho", "value"]].astype({"test_set": str, "rho": float, "value": float})
+    per_size = summ.groupby("test_set")["rho"].nunique()
+    lines = alt.Chart(summ[summ["test_set"].isin(per_size.index[per_size > 1])]).mark_line(
+        point=True).encode(
+        x=alt.X("rho:Q", title="ρp (sampling share)", scale=alt.Scale(domain=[0, 1])),
+        y=alt.Y("value:Q", title=summary_title), color=colour,
+        tooltip=["test_set:N", alt.Tooltip("rho:Q", format=".1f", title="ρp"),
+                 alt.Tooltip("value:Q", format=".3f", title=summary_title)])
+    level = alt.Chart(summ[summ["test_set"].isin(per_size.index[per_size == 1])]).mark_rule(
+        strokeDash=[5, 4], color="black").encode(
+        y="value:Q", tooltip=["test_set:N", alt.Tooltip("value:Q", format=".3f", title=summary_title)])
+    now = alt.Chart(pd.DataFrame({"at": [0.0]})).transform_calculate(at="rho_p").mark_rule(
+        color="gray").encode(x="at:Q")
+    right = alt.layer(lines, level, now).properties(width=summary_width, height=max(120, 30 * len(order)))
+    return alt.hconcat(left, right).add_params(slider)

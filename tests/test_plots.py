@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 
 import altair as alt
+import numpy as np
 import pandas as pd
 import pytest
 import vl_convert as vlc
@@ -222,3 +223,52 @@ def test_knob_lines_refuses_bad_input():
         plots.knob_lines(KNOBS, knob="knob", value="v", y="rmse", line="method", start="density")
     with pytest.raises(ValueError, match="at least two values"):
         plots.knob_lines(KNOBS[KNOBS["v"] == 0], knob="knob", value="v", y="rmse", line="method")
+
+
+# --- chapter 3: rho_slider --------------------------------------------------------------------
+
+def _rho_frames():
+    rows = [{"model": m, "test_set": "FULL", "rho": 1.0, "value": v, "truth": t}
+            for m, v, t in (("a", 0.3, 0.1), ("b", 0.2, 0.2))]
+    rows += [{"model": m, "test_set": s, "rho": r, "value": v * r + 0.05, "truth": t}
+             for m, v, t in (("a", 0.3, 0.1), ("b", 0.2, 0.2)) for s in ("REG", "SKEW")
+             for r in (0.25, 0.5, 0.75, 1.0)]
+    values = pd.DataFrame(rows)
+    summary = values.groupby(["test_set", "rho"], as_index=False)["value"].mean()
+    return values, summary
+
+
+def test_rho_slider_filters_one_size_and_keeps_full_at_every_size():
+    values, summary = _rho_frames()
+    spec = plots.rho_slider(values, summary, value_title="Recall@10", summary_title="mean",
+                            start=0.5).to_dict()
+    (param,) = spec["params"]
+    assert param["name"] == "rho_p" and param["value"] == 0.5
+    assert param["bind"] == {"input": "range", "min": 0.25, "max": 1.0, "step": 0.25,
+                             "name": "ρp (sampling share) "}
+    left, right = spec["hconcat"]
+    points = left["layer"][1]
+    assert "rho_p" in points["transform"][0]["filter"]
+    shown = spec["datasets"][points["data"]["name"]]
+    full = [row["rho"] for row in shown if row["test_set"] == "FULL"]
+    assert sorted(full) == [0.25, 0.25, 0.5, 0.5, 0.75, 0.75, 1.0, 1.0]  # FULL at every slider position
+    assert right["layer"][2]["transform"] == [{"calculate": "rho_p", "as": "at"}]
+    lab = plots.lab_bundle(spec, svg=False)[plots.LAB_MIMETYPE]
+    assert lab["params"] == spec["params"]  # a top-level variable stays where it is
+    for version in ("5.8", "6.4"):
+        assert "<svg" in vlc.vegalite_to_svg(spec, vl_version=version)
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda v, s: (v.drop(columns="truth"), s), "values is missing column"),
+    (lambda v, s: (v.assign(test_set=v["test_set"].replace("REG", "NOPE")), s), "not in sets"),
+    (lambda v, s: (v[~np.isclose(v["rho"], 0.5)], s), "evenly spaced"),
+    (lambda v, s: (v.assign(truth=np.arange(len(v)) / 100), s), "one truth per model"),
+    (lambda v, s: (v[v["test_set"] == "FULL"], s), "at least two values"),
+])
+def test_rho_slider_refuses_bad_input(change, message):
+    values, summary = change(*_rho_frames())
+    with pytest.raises(ValueError, match=message):
+        plots.rho_slider(values, summary, value_title="x", summary_title="y")
+    with pytest.raises(ValueError, match="start must be a value of the grid"):
+        plots.rho_slider(*_rho_frames(), value_title="x", summary_title="y", start=0.3)

@@ -34,7 +34,7 @@ NOTES: dict[str, dict] = {
     },
     "carraro2022": {
         "title": "Carraro & Bridge: intervened test sets (SKEW, WTD, WTD_H)",
-        "chapter": "ch03_intervened_test_sets",
+        "chapter": "carraro2022",
         "sections": {
             "stored": "Figure 4 at full scale, with its uncertainty",
             "peak": "The peak of Figure 4 is one tied pair",
@@ -46,7 +46,7 @@ NOTES: dict[str, dict] = {
              "at 1e-4)"),
             ("what the Wilcoxon tests pair", "repetitions"),
             ("whether hyper-parameters are re-tuned in every repetition",
-             "tuned on each repetition's split"),
+             "tuned once, on the first repetition's split, and kept for all ten"),
             ("RankSys settings the paper does not state (e.g. ALS iterations)",
              "RankSys's example values"),
         ],
@@ -82,7 +82,7 @@ NOTES: dict[str, dict] = {
     },
     "wang2025": {
         "title": "Wang et al., WWW 2025: URE against Recall@K̄",
-        "chapter": "ch05_ure",
+        "chapter": "wang2025",
         "sections": {
             "stored": "Table 1 on Yahoo! R3 with the paper's trainers (stored)",
         },
