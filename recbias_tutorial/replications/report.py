@@ -45,9 +45,9 @@ import numpy as np
 from .._findings import (VERDICTS, ContrastVerdict, TauVerdict, Verdict, contrast_verdict,
                          mean_verdict, single_run_verdict, tau_verdict, verdict)
 from .._validation import check_names, check_unique_rows
-from ._report_notes import NOTES, RULES
+from ._report_notes import NOTES, RULES, TALLY_BEFORE
 
-__all__ = ["NOTES", "RULES", "VERDICTS", "ContrastVerdict", "TauVerdict", "Verdict",
+__all__ = ["NOTES", "RULES", "TALLY_BEFORE", "VERDICTS", "ContrastVerdict", "TauVerdict", "Verdict",
            "contrast_verdict", "mean_verdict", "recorded_report", "replication_report",
            "single_run_verdict", "tau_verdict", "verdict", "verdict_changes", "verdict_tally"]
 
