@@ -34,6 +34,23 @@ ACTIVATIONS = {
 }
 #: The families scored here (Cornac's class names), with the parts each network has.
 KINDS = {"GMF": ("gmf",), "MLP": ("mlp",), "NeuMF": ("gmf", "mlp")}
+#: The values of a Cornac NCF model's ``backend`` the package fits: ``"numpy"`` by its own
+#: trainer (:mod:`._ncf_train`, no TensorFlow), ``"tensorflow"`` by Cornac's ``fit`` (the
+#: ``neural`` extra).
+NCF_BACKENDS = ("numpy", "tensorflow")
+
+
+def ncf_classes() -> tuple:
+    """Cornac's GMF, MLP and NeuMF classes."""
+    import cornac
+
+    M = cornac.models
+    return (M.GMF, M.MLP, M.NeuMF)
+
+
+def is_numpy_ncf(model: Any) -> bool:
+    """A Cornac GMF, MLP or NeuMF (the class itself) whose ``backend`` is ``"numpy"``."""
+    return type(model) in ncf_classes() and getattr(model, "backend", None) == "numpy"
 
 
 def ncf_weights(model: Any) -> dict:

@@ -383,20 +383,38 @@ def test_steiger_both_ways(small_values):
     assert out["course_p"].between(0, 1).all()
 
 
-@pytest.mark.parametrize("family", jad.NEURAL_FAMILIES)
-def test_neural_families_without_tensorflow_say_which_extra(family, small_world, monkeypatch):
+@pytest.mark.parametrize("family,backend", [("WMF", "numpy"), ("WMF", "tensorflow"),
+                                            *[(f, "tensorflow") for f in jad.NCF_FAMILIES]])
+def test_neural_families_without_tensorflow_say_which_extra(family, backend, small_world,
+                                                            monkeypatch):
     monkeypatch.setitem(sys.modules, "tensorflow", None)  # import tensorflow -> ImportError
     with pytest.raises(ImportError, match=r"\.\[neural\]"):
-        jad.authors_zoo(sizes=(10,), families=[family])
+        jad.authors_zoo(sizes=(10,), families=[family], ncf_backend=backend)
     with pytest.raises(ImportError, match="TensorFlow"):
-        jad.protocol_values(small_world, seeds=[0], sizes=(10,), families=["MF", family])
+        jad.protocol_values(small_world, seeds=[0], sizes=(10,), families=["MF", family],
+                            ncf_backend=backend)
 
 
-def test_neural_families_are_the_authors_models():
+def test_ncf_families_need_no_tensorflow(small_world, monkeypatch):
+    monkeypatch.setitem(sys.modules, "tensorflow", None)
+    zoo = jad.authors_zoo(sizes=(10, 20), families=jad.NCF_FAMILIES)
+    assert list(zoo) == ["MLP", "GMF10", "GMF20", "NeuMF10", "NeuMF20"]
+    assert {m.backend for m in zoo.values()} == {"numpy"}
+    values = jad.protocol_values(small_world, seeds=[0], sizes=(10,), families=["GMF"],
+                                 cache=False)
+    assert set(values["model"]) == {"GMF10"} and values["value"].notna().any()
+    with pytest.raises(ValueError, match="ncf_backend"):
+        jad.authors_zoo(families=["GMF"], ncf_backend="torch")
+    with pytest.raises(ValueError, match="ncf_backend"):
+        jad.protocol_values(small_world, seeds=[0], families=["GMF"], ncf_backend=None)
+
+
+@pytest.mark.parametrize("backend", jad.NCF_BACKENDS)
+def test_neural_families_are_the_authors_models(backend):
     pytest.importorskip("tensorflow")
-    zoo = jad.authors_zoo(sizes=(10, 20), families=jad.NEURAL_FAMILIES)
+    zoo = jad.authors_zoo(sizes=(10, 20), families=jad.NEURAL_FAMILIES, ncf_backend=backend)
     assert list(zoo) == ["MLP", "WMF10", "WMF20", "GMF10", "GMF20", "NeuMF10", "NeuMF20"]
-    assert {m.backend for n, m in zoo.items() if n != "WMF10" and n != "WMF20"} == {"tensorflow"}
+    assert {m.backend for n, m in zoo.items() if n != "WMF10" and n != "WMF20"} == {backend}
     assert (zoo["GMF20"].num_factors, zoo["NeuMF20"].num_factors, zoo["WMF20"].k) == (20, 20, 20)
     assert {m.seed for m in zoo.values()} == {123}
 

@@ -53,7 +53,7 @@ from ._values import (authors_split, authors_zoo, powerlaw_propensity,
 from ._zoo import model_family, zoo_sensitivity
 
 __all__ = ["AUTHORS_FAMILIES", "AUTHORS_LOG", "AUTHORS_SIZES", "CHOICES", "LADDER_STEPS", "LEFT_OUT_FAMILIES",
-           "NEURAL_FAMILIES", "PAPER_FIG4", "PAPER_FIG4_SIGNIFICANT", "PAPER_N_MODELS", "PAPER_STEIGER_P",
+           "NCF_BACKENDS", "NCF_FAMILIES", "NEURAL_FAMILIES", "PAPER_FIG4", "PAPER_FIG4_SIGNIFICANT", "PAPER_N_MODELS", "PAPER_STEIGER_P",
            "PAPER_TABLE1B", "PAPER_TABLE1B_SHARES", "PAPER_TABLE6",
            "agreement", "authors_split", "authors_zoo", "evaluate_zoo", "holdout_evaluator",
            "kendall_taus", "ladder", "model_family", "powerlaw_propensity", "protocol_frame",
@@ -75,9 +75,15 @@ AUTHORS_FAMILIES = _proto.AUTHORS_FAMILIES
 PAPER_N_MODELS = 104
 #: Families of their zoo that need TensorFlow or PyTorch in Cornac (31 of the 104 models).
 LEFT_OUT_FAMILIES = _proto.LEFT_OUT_FAMILIES
-#: The left-out families, trainable with TensorFlow installed (``pip install -e '.[neural]'``,
-#: CPU build): pass them in ``families``.
+#: The left-out families, asked for in ``families``: WMF needs TensorFlow (``pip install -e
+#: '.[neural]'``, CPU build); the NCF ones (:data:`NCF_FAMILIES`) do not.
 NEURAL_FAMILIES = _proto.NEURAL_FAMILIES
+#: Cornac's NCF family (MLP, GMF, NeuMF): trained by the package without TensorFlow by
+#: default (``ncf_backend="numpy"``), or by Cornac's TensorFlow backend.
+NCF_FAMILIES = _proto.NCF_FAMILIES
+#: Who trains the NCF families (``ncf_backend``): ``"numpy"``, the package's trainer
+#: (TensorFlow's initial weights, Cornac's batches, Keras's Adam), or ``"tensorflow"``.
+NCF_BACKENDS = _proto.NCF_BACKENDS
 #: Kendall's tau with the open-loop ranking over 104 models, nDCG (paper, Table 6; identical
 #: to the outputs stored in the authors' notebooks ``experiments_coat.ipynb`` and
 #: ``experiments_yahoo.ipynb``). ``k = -1`` is the whole ranking (their ``NDCG@-1``).
