@@ -494,3 +494,60 @@ def test_model_family_names_every_family_of_the_authors_zoo():
     for bad in ("MF", "GA10", "MLP50", "KNN10", "", 3, None):
         with pytest.raises(ValueError, match="name must name a model"):
             jad.model_family(bad)
+
+
+# --------------------------------------------------------------------------------------
+# the two trainers of the NCF families, from the stored run
+# --------------------------------------------------------------------------------------
+def test_trainer_comparison_reads_both_trainers_rows():
+    models = jad.trainer_comparison("coat")
+    assert set(models["family"]) == set(jad.NCF_FAMILIES)
+    assert models["model"].nunique() == 21  # MLP, GMF10..100, NeuMF10..100
+    assert models[["tensorflow", "numpy"]].notna().all().all()
+    truth = models[models["estimator"] == "truth"]
+    assert (truth["seed"] == -1).all() and truth["seed_sd"].isna().all()
+    per_seed = models[models["seed"] >= 0]
+    assert per_seed["seed_sd"].notna().all() and set(per_seed["seed"]) == set(range(5))
+    # the same seeds give the same initial weights and batches: GMF's values agree
+    assert (models.query("family == 'GMF'")["difference"].abs() < 1e-9).mean() > 0.99
+    taus = jad.trainer_comparison("coat", what="taus")
+    assert set(taus["k"]) == {-1, 5, 10, 20, 30, 100} and (taus["n_models"] == 104).all()
+    assert len(taus) == 6 * 6 * 5  # cut-offs x methods x seeds
+    assert np.allclose(taus["difference"], taus["numpy"] - taus["tensorflow"])
+
+
+def test_trainer_comparison_refuses_what_does_not_hold(tmp_path):
+    import json
+    import shutil
+
+    from recbias_tutorial._stored_results import results_root
+
+    with pytest.raises(ValueError, match="dataset"):
+        jad.trainer_comparison("kuairec")
+    with pytest.raises(ValueError, match="what"):
+        jad.trainer_comparison("coat", what="seeds")
+    folder = tmp_path / "jadidinejad2021"
+    shutil.copytree(results_root() / "jadidinejad2021", folder)
+    provenance = json.loads((folder / "provenance.json").read_text())
+    kept = provenance["datasets"]["coat"]["tensorflow_ncf"]["file"]
+    (folder / kept).write_bytes((folder / kept).read_bytes()[:-10])  # damaged
+    with pytest.raises(ValueError, match="sha256"):
+        jad.trainer_comparison("coat", results=folder)
+    del provenance["datasets"]["coat"]["tensorflow_ncf"]
+    (folder / "provenance.json").write_text(json.dumps(provenance))
+    with pytest.raises(ValueError, match="no TensorFlow rows"):
+        jad.trainer_comparison("coat", results=folder)
+
+
+def test_neural_costs_show_each_trainer():
+    costs = jad.neural_costs("yahoo_r3")
+    assert list(costs.columns) == ["family", "trainer", "models", "measured",
+                                   "seconds_per_model", "hours", "stored"]
+    assert set(costs["trainer"]) <= set(jad.NCF_BACKENDS)
+    tf = costs[costs["trainer"] == "tensorflow"].set_index("family")
+    assert tf.loc["WMF", "stored"] and tf.loc["WMF", "models"] == 10
+    assert (costs["hours"] > 0).all() and costs[["family", "trainer"]].value_counts().max() == 1
+    assert set(jad.neural_costs("coat").query("trainer == 'numpy'")["family"]) == set(
+        jad.NCF_FAMILIES)
+    with pytest.raises(ValueError, match="dataset"):
+        jad.neural_costs("nope")
