@@ -10,8 +10,9 @@ TensorFlow computes it (a saturated sigmoid then ties at 1.0 as it does there);
 The first dense layer of the MLP acts on ``[user embedding, item embedding]``; it is split
 into a user part and an item part (``x W = u W_u + i W_i``), so the item part is computed once
 per model rather than once per (user, item) pair. Nothing here imports TensorFlow: the weights
-are read from the fitted Keras model (:func:`ncf_weights`) and the forward pass
-(:func:`ncf_forward`) is plain NumPy.
+are read from the fitted Keras model (:func:`ncf_weights`), or are those the package's own
+trainer left on a ``backend="numpy"`` model (``model.numpy_weights``, :mod:`._ncf_train`), and
+the forward pass (:func:`ncf_forward`) is plain NumPy.
 """
 
 from __future__ import annotations
