@@ -27,12 +27,15 @@ from typing import Any
 
 import numpy as np
 
-from ._findings import FindingFailed, _plain, check_finding
+from ._findings import (FindingFailed, _plain, check_finding, confirm_takeaway, state_takeaways,
+                        unconfirmed_takeaways)
 from ._params import Interval, declare
+from ._validation import check_identifier
 from .data import FeedbackData, StandinWarning
 
-__all__ = ["LAB_RENDERER", "RENDERER", "FindingFailed", "finding", "glue", "glue_values", "setup",
-           "standin_notice", "stored_results", "table"]
+__all__ = ["LAB_RENDERER", "RENDERER", "FindingFailed", "all_takeaways_confirmed", "confirm",
+           "finding", "glue", "glue_values", "setup", "standin_notice", "stored_results", "table",
+           "takeaways"]
 
 #: Name under which :func:`setup` registers the renderer of the built site.
 RENDERER = "recbias_offline"
@@ -153,7 +156,7 @@ def glue(name: str, value: Any, display: bool = False) -> None:
     Raises
     ------
     ValueError
-        If ``name`` is not an identifier or ``display`` is true.
+        If ``name`` is not an identifier (or is a Python keyword) or ``display`` is true.
 
     See Also
     --------
@@ -163,8 +166,7 @@ def glue(name: str, value: Any, display: bool = False) -> None:
     --------
     >>> glue("ch0_n", np.int64(3))  # outside a notebook: nothing to publish into
     """
-    if not isinstance(name, str) or not name.isidentifier():
-        raise ValueError(f"name must be a Python identifier, got {name!r}")
+    check_identifier(name, "name")
     if display:
         raise ValueError("display must be False: published values are quoted by the prose")
     value = _plain(value)
@@ -213,8 +215,12 @@ def finding(name: str, text: str, *, holds: str, **numbers: Any) -> str:
     FindingFailed
         If the condition is false for these numbers.
     ValueError
-        If ``name`` is not an identifier, ``text`` names a field it was not given, the
-        condition is not an expression over the numbers, or a number is NaN or infinite.
+        If ``name`` is not an identifier (or is a Python keyword), or another finding was
+        stated under it in this kernel (a cell run again may restate its own findings);
+        ``text`` names a field it was not given or cannot be formatted with the numbers; the
+        condition is not an expression over the numbers or fails on them (a division by
+        zero, a string compared with a number: the message names the finding and its
+        numbers); or a number is NaN or infinite, or holds one (in a list, tuple or array).
 
     Examples
     --------
@@ -232,6 +238,115 @@ def finding(name: str, text: str, *, holds: str, **numbers: Any) -> str:
         if isinstance(_plain(value), (int, float, str)):
             glue(f"{name}_{key}", value)
     return words
+
+
+def takeaways(texts: Mapping[str, str]) -> None:
+    """State a lesson's takeaways before its first section; each is confirmed further down.
+
+    A lesson opens with the conclusions a student should leave with. They are shown before
+    the numbers behind them are computed, so each is stated here in words only, published
+    under its name (the takeaway box quotes it with ``{eval}`name```), and confirmed later by
+    :func:`confirm` with the condition and numbers it rests on. The page's last cell calls
+    :func:`all_takeaways_confirmed`, so a takeaway left unchecked, or one whose check fails,
+    fails the book build.
+
+    Parameters
+    ----------
+    texts : mapping str -> str
+        Name (a Python identifier) -> the words shown, a plain sentence without numbers.
+
+    Returns
+    -------
+    None
+
+    Raises
+    ------
+    ValueError
+        If ``texts`` is empty, a name is not an identifier, words are empty or hold a
+        format field, or a name was already stated with other words.
+
+    See Also
+    --------
+    confirm : check one takeaway against its numbers.
+    all_takeaways_confirmed : the last check of a page.
+
+    Examples
+    --------
+    >>> takeaways({"ch0_t_snips": "SNIPS removes most of AOA's error."})
+    >>> confirm("ch0_t_snips", holds="cut > 0.5", cut=0.7)
+    "SNIPS removes most of AOA's error."
+    >>> all_takeaways_confirmed()
+    """
+    for name, text in state_takeaways(texts).items():
+        glue(name, text)
+
+
+def confirm(name: str, *, holds: str, **numbers: Any) -> str:
+    """Confirm a stated takeaway: check its condition on the numbers it rests on.
+
+    Parameters
+    ----------
+    name : str
+        A name stated by :func:`takeaways`.
+    holds : str
+        The condition that makes the takeaway true, a Python expression over the numbers
+        (as in :func:`finding`).
+    **numbers
+        The numbers it rests on; each is published under ``f"{name}_{key}"``.
+
+    Returns
+    -------
+    str
+        The takeaway's words.
+
+    Raises
+    ------
+    FindingFailed
+        If the condition is false for these numbers.
+    ValueError
+        If ``name`` was not stated, or the condition or the numbers are malformed (as in
+        :func:`finding`).
+
+    Examples
+    --------
+    >>> takeaways({"ch0_t_gap": "AOA favours popular items."})
+    >>> confirm("ch0_t_gap", holds="gap > 0", gap=0.1)
+    'AOA favours popular items.'
+    """
+    words = confirm_takeaway(name, holds=holds, **numbers)
+    for key, value in numbers.items():
+        if isinstance(_plain(value), (int, float, str)):
+            glue(f"{name}_{key}", value)
+    return words
+
+
+def all_takeaways_confirmed() -> None:
+    """Raise :class:`FindingFailed` if a stated takeaway was not confirmed (a page's last cell).
+
+    Returns
+    -------
+    None
+
+    Raises
+    ------
+    FindingFailed
+        Naming every takeaway stated by :func:`takeaways` and not confirmed since.
+
+    Examples
+    --------
+    >>> takeaways({"ch0_t_open": "An unchecked takeaway."})
+    >>> all_takeaways_confirmed()  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    recbias_tutorial._findings.FindingFailed: takeaways stated but never confirmed: ch0_t_open...
+    >>> confirm("ch0_t_open", holds="n > 0", n=1)
+    'An unchecked takeaway.'
+    """
+    missing = unconfirmed_takeaways()
+    if missing:
+        raise FindingFailed(f"takeaways stated but never confirmed: {', '.join(missing)}. "
+                            "Each takeaway needs a `course.confirm(name, holds=...)` with the "
+                            "numbers it rests on, before the page's last cell.")
 
 
 def _building_site() -> bool:

@@ -20,7 +20,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 TOKEN = "recbias"
-CHAPTERS = sorted(p.name for p in (ROOT / "book").glob("ch0*.md"))
+sys.path.insert(0, str(ROOT / "book" / "_ext"))
+import pages as _book_pages  # noqa: E402
+
+# every executed page: the lessons, then the replication pages (names inside book/)
+CHAPTERS = [p.name for p in _book_pages.notebook_pages()]
 RAW_MYST = ("{eval}", "{glue", "{cite", "{exercise}", "{solution-start}", "{prf:", "```{")
 
 # what the page shows once a chapter has run: text, charts, folded inputs, outputs

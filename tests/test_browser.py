@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import os
 import shutil
+import sys
 import threading
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -29,7 +30,12 @@ if not (SITE / "index.html").exists() or CHROMIUM is None:
     pytest.skip(reason, allow_module_level=True)
 
 sync_api = pytest.importorskip("playwright.sync_api")
-PAGES = sorted(p.name for p in (SITE / "book").glob("ch*.html"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "book" / "_ext"))
+import pages as book_pages  # noqa: E402
+
+# every executed page in the book's order (lessons, then replication pages): its number
+NUMBERS = {f"{p.stem}.html": i for i, p in enumerate(book_pages.notebook_pages(), start=1)}
+PAGES = list(NUMBERS)
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 
@@ -142,7 +148,7 @@ def test_display_math_fits_its_box(pages, name):
 
 @pytest.mark.parametrize("name", PAGES)
 def test_every_chart_is_a_numbered_figure(pages, name):
-    chapter = int(name[2:4])
+    chapter = NUMBERS[name]
     for i, number in enumerate(pages[name]["figures"]):
         assert number, f"chart {i} has no numbered caption"
         assert number.startswith(f"Fig. {chapter}."), number

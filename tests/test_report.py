@@ -83,7 +83,7 @@ def test_an_altered_stored_value_flips_the_verdict_and_fails_the_page(tmp_path, 
     # the page's own check cell, run on the altered report, stops the build naming the row
     import jupytext
 
-    page = jupytext.read(BOOK / "ch07_replication_report.md")
+    page = jupytext.read(BOOK / "replication_report.md")
     (check,) = [c.source for c in page.cells if c.cell_type == "code"
                 and "rep.verdict_changes(REPORT, rep.recorded_report())" in c.source]
     recorded = now[now["paper"] == "wang2025"]

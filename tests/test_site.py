@@ -7,6 +7,7 @@ script comes from a CDN; every chart's Vega-Lite spec is embedded in its page.
 import json
 import os
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -20,7 +21,12 @@ if not (SITE / "index.html").exists():
         pytest.fail(f"the book is not built: {SITE} has no index.html", pytrace=False)
     pytest.skip("the book is not built (run `make book`)", allow_module_level=True)
 
-PAGES = sorted((SITE / "book").glob("ch*.html"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "book" / "_ext"))
+import pages as book_pages  # noqa: E402
+
+# every executed page: the lessons (chapters 1-6), then the replication pages
+PAGES = [SITE / "book" / f"{p.stem}.html" for p in book_pages.notebook_pages()]
+LESSONS = [SITE / "book" / f"{p.stem}.html" for p in book_pages.lessons()]
 
 
 def soup(path: Path) -> BeautifulSoup:
@@ -29,6 +35,8 @@ def soup(path: Path) -> BeautifulSoup:
 
 def test_chapters_were_built():
     assert PAGES, "no chapter page in the built site"
+    missing = [p.name for p in PAGES if not p.exists()]
+    assert not missing, f"pages of _toc.yml not built: {missing}"
 
 
 def test_bundle_is_local_and_scoped():

@@ -120,6 +120,43 @@ def test_provenance_without_a_file_checksum_is_refused(tmp_path):
         course.stored_results(folder)
 
 
+def _set(record, **changes):
+    record.update(changes)
+
+
+#: provenance.json files of other shapes, and records that cannot be checked: (label, how the
+#: copy's provenance is changed, words the refusal must hold)
+BAD_PROVENANCE = [
+    ("a list", lambda p: [p], "provenance.json is not a provenance record"),
+    ("datasets a list", lambda p: {**p, "datasets": list(p["datasets"])},
+     "provenance.json is not a provenance record"),
+    ("no datasets", lambda p: {k: v for k, v in p.items() if k != "datasets"},
+     "provenance.json is not a provenance record"),
+    ("a record that is text", lambda p: {**p, "datasets": {"yahoo_r3": "yahoo_r3.csv"}},
+     "provenance.json is not a provenance record"),
+    ("an unknown dataset without checksums", lambda p: {**p, "datasets": {
+        "netflix": {**p["datasets"]["yahoo_r3"], "data_sha256": {}}}}, "registry does not know"),
+    ("a file outside the folder", lambda p: _set(p["datasets"]["yahoo_r3"],
+                                                 file="../wang2025/yahoo_r3.csv") or p,
+     "provenance.json names no results file"),
+    ("a file that is not text", lambda p: _set(p["datasets"]["yahoo_r3"], file=3) or p,
+     "provenance.json names no results file"),
+    ("a sha256 that is not text", lambda p: _set(p["datasets"]["yahoo_r3"], sha256=0) or p,
+     "records no sha256"),
+    ("a csv_sha256 on a plain CSV", lambda p: _set(p["datasets"]["yahoo_r3"],
+                                                   csv_sha256="0" * 64) or p,
+     "csv_sha256 differs"),
+]
+
+
+@pytest.mark.parametrize("label, change, words", BAD_PROVENANCE, ids=[c[0] for c in BAD_PROVENANCE])
+def test_a_provenance_that_cannot_be_checked_is_refused(tmp_path, label, change, words):
+    folder, provenance, _ = _copy(tmp_path)
+    (folder / "provenance.json").write_text(json.dumps(change(provenance)))
+    with pytest.raises(ValueError, match=words):
+        course.stored_results(folder)
+
+
 def test_the_advice_fits_where_the_reader_is(tmp_path, monkeypatch):
     from recbias_tutorial import _stored_results
 

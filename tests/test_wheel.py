@@ -26,7 +26,10 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-CHAPTERS = sorted((ROOT / "book").glob("ch[0-9][0-9]_*.md"))
+sys.path.insert(0, str(ROOT / "book" / "_ext"))
+import pages as book_pages  # noqa: E402
+
+CHAPTERS = book_pages.notebook_pages()  # the lessons, then the replication pages
 HOMEWORK = sorted((ROOT / "homework").glob("hw[0-9][0-9]_*.md"))
 REQUIRED = os.environ.get("RECBIAS_REQUIRE_SITE") == "1"
 

@@ -18,7 +18,8 @@ import numpy as np
 import pandas as pd
 
 from ..._result_cache import cached_table
-from ..._validation import check_choice, check_feedback, check_int, check_k
+from ..._validation import (as_real_array, check_choice, check_feedback, check_int, check_k,
+                            check_names, check_seeds, check_sequence)
 from . import _protocol as _proto
 from ._powerlaw import POWERLAW_FITS, fit_powerlaw
 from ._protocol import AUTHORS_FAMILIES, AUTHORS_SIZES, NCF_BACKENDS, NEURAL_FAMILIES
@@ -63,8 +64,8 @@ def authors_zoo(*, sizes: Sequence[int] = AUTHORS_SIZES,
     Raises
     ------
     ValueError
-        If a size is not a positive integer, a family is unknown or ``ncf_backend`` is not
-        one of :data:`NCF_BACKENDS`.
+        If ``sizes`` or ``families`` is empty or names one twice, a size is not a positive
+        integer, a family is unknown or ``ncf_backend`` is not one of :data:`NCF_BACKENDS`.
     ImportError
         If ``WMF``, or an NCF family with ``ncf_backend="tensorflow"``, is asked for and
         TensorFlow is not installed.
@@ -81,9 +82,9 @@ def authors_zoo(*, sizes: Sequence[int] = AUTHORS_SIZES,
     >>> list(zoo), zoo["GMF10"].backend
     (['GMF10', 'GMF20', 'NeuMF10', 'NeuMF20'], 'numpy')
     """
-    sizes = tuple(check_int(k, "sizes") for k in sizes)
+    sizes = tuple(check_int(k, "sizes") for k in check_names(sizes, "sizes"))
     families = tuple(check_choice(f, "families", AUTHORS_FAMILIES + NEURAL_FAMILIES)
-                     for f in families)
+                     for f in check_names(families, "families"))
     ncf_backend = check_choice(ncf_backend, "ncf_backend", NCF_BACKENDS)
     return _proto.zoo_of(sizes, families, ncf_backend)
 
@@ -170,7 +171,7 @@ def powerlaw_propensity(counts: Any, *, fit: str = "powerlaw2") -> tuple[np.ndar
     >>> [round(powerlaw_propensity(steep, fit=f)[1], 2) for f in ("powerlaw2", "powerlaw1")]
     [3.0, 4.38]
     """
-    c = np.asarray(counts, dtype=float)
+    c = as_real_array(counts, "counts")
     if c.ndim != 1 or not np.isfinite(c).all() or (c < 0).any() or (c != np.round(c)).any():
         raise ValueError("counts must be a 1-D array of non-negative whole numbers")
     if (c > 0).sum() < 2:
@@ -306,22 +307,17 @@ def protocol_values(data: Any, *, seeds: Sequence[int], sizes: Sequence[int] = A
     (['authors'], 10)
     """
     data = _check_data(data)
-    seeds = [check_int(s, "seeds", low=0) for s in seeds]
-    if not seeds:
-        raise ValueError("seeds must not be empty")
-    sizes = tuple(check_int(k, "sizes") for k in sizes)
-    ks = tuple(None if k is None else check_k(k, data.n_items, "ks") for k in ks)
-    if not ks:
-        raise ValueError("ks must not be empty")
+    seeds = check_seeds(seeds)
+    sizes = tuple(check_int(k, "sizes") for k in check_names(sizes, "sizes"))
+    ks = tuple(None if k is None else check_k(k, data.n_items, "ks")
+               for k in check_names(ks, "ks"))
     n_strata = check_int(n_strata, "n_strata")
-    sweep = tuple(check_int(n, "sweep") for n in sweep)
-    zoos = tuple(check_choice(z, "zoos", CHOICES["zoo"]) for z in zoos)
-    if not zoos:
-        raise ValueError("zoos must not be empty")
+    sweep = tuple(check_int(n, "sweep") for n in check_sequence(sweep, "sweep", "strata counts"))
+    if len(set(sweep)) != len(sweep):
+        raise ValueError(f"sweep has a number of strata twice, got {list(sweep)}")
+    zoos = tuple(check_choice(z, "zoos", CHOICES["zoo"]) for z in check_names(zoos, "zoos"))
     families = tuple(check_choice(f, "families", AUTHORS_FAMILIES + NEURAL_FAMILIES)
-                     for f in families)
-    if not families:
-        raise ValueError("families must not be empty")
+                     for f in check_names(families, "families"))
     ncf_backend = check_choice(ncf_backend, "ncf_backend", NCF_BACKENDS)
     _proto.require_tensorflow(families, ncf_backend)
     powerlaw_fit = check_choice(powerlaw_fit, "powerlaw_fit", POWERLAW_FITS)

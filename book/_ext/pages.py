@@ -1,0 +1,39 @@
+"""The book's pages by part, read from ``_toc.yml``: one list for the tests and the tools.
+
+* :func:`lessons` — the part *The course*: chapters 1-6, lessons for students;
+* :func:`replication_pages` — the part *Replications*: one page per paper, then the report;
+* :func:`notebook_pages` — both, in the book's order: every page that runs code.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+#: The captions of the two parts of ``_toc.yml`` that hold executed pages.
+COURSE, REPLICATIONS = "The course", "Replications"
+
+
+def _part(caption: str, root: Path = ROOT) -> list[Path]:
+    import yaml
+
+    toc = yaml.safe_load((root / "_toc.yml").read_text(encoding="utf-8"))
+    for part in toc["parts"]:
+        if part["caption"] == caption:
+            return [root / f"{entry['file']}.md" for entry in part["chapters"]]
+    raise ValueError(f"_toc.yml has no part {caption!r}")
+
+
+def lessons(root: Path = ROOT) -> list[Path]:
+    """The lesson pages (``book/ch0N_*.md``), in the book's order."""
+    return _part(COURSE, root)
+
+
+def replication_pages(root: Path = ROOT) -> list[Path]:
+    """The replication pages (one per paper, then the report), in the book's order."""
+    return _part(REPLICATIONS, root)
+
+
+def notebook_pages(root: Path = ROOT) -> list[Path]:
+    """Every executed page: the lessons, then the replication pages."""
+    return lessons(root) + replication_pages(root)
