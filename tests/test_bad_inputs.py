@@ -458,6 +458,13 @@ MORE_CASES = [
     ("trainer_comparison dataset unknown", lambda: jadidinejad2021.trainer_comparison(
         "movielens_100k"), "dataset"),
     ("neural_costs dataset unknown", lambda: jadidinejad2021.neural_costs("nope"), "dataset"),
+    ("ncf_seed_spread not data", lambda: jadidinejad2021.ncf_seed_spread(PER_USER), "data"),
+    ("ncf_seed_spread repeated seeds", lambda: jadidinejad2021.ncf_seed_spread(
+        W, seeds=[1, 1]), "seeds"),
+    ("ncf_seed_spread family not NCF", lambda: jadidinejad2021.ncf_seed_spread(
+        W, families=["WMF"]), "families"),
+    ("ncf_seed_spread no sizes", lambda: jadidinejad2021.ncf_seed_spread(W, sizes=[]), "sizes"),
+    ("ncf_seed_spread cut-off zero", lambda: jadidinejad2021.ncf_seed_spread(W, ks=[0]), "ks"),
     ("rank_relevant k zero", lambda: jadidinejad2021.rank_relevant(S, T, k=0), "k"),
     # --- the Carraro & Bridge replication
     ("kl_by_seed repeated seeds", lambda: carraro2022.kl_by_seed(W, seeds=[1, 1]), "seeds"),

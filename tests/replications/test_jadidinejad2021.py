@@ -539,6 +539,21 @@ def test_trainer_comparison_refuses_what_does_not_hold(tmp_path):
         jad.trainer_comparison("coat", results=folder)
 
 
+def test_ncf_seed_spread_refits_the_truth_under_other_seeds():
+    import recbias_tutorial as rb
+    data = rb.simulate(60, 40, seed=0, mean_ratings_per_user=8)
+    kw = dict(families=["GMF", "MLP"], sizes=[10], ks=[None, 5], cache=False)
+    spread = jad.ncf_seed_spread(data, seeds=[3, 4], **kw)
+    assert list(spread.columns) == ["train_seed", "model", "family", "k", "value"]
+    assert len(spread) == 2 * 2 * 2 and set(spread["family"]) == {"GMF", "MLP"}
+    first = spread[spread["train_seed"] == 3].set_index(["model", "k"])["value"]
+    second = spread[spread["train_seed"] == 4].set_index(["model", "k"])["value"]
+    assert not np.allclose(first, second)  # another seed, another fit
+    assert spread["value"].between(0, 1).all()
+    again = jad.ncf_seed_spread(data, seeds=[3], **kw).set_index(["model", "k"])["value"]
+    pd.testing.assert_series_equal(again, first)  # a seed fixes the fit
+
+
 def test_neural_costs_show_each_trainer():
     costs = jad.neural_costs("yahoo_r3")
     assert list(costs.columns) == ["family", "trainer", "models", "measured",

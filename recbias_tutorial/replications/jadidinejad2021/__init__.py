@@ -30,8 +30,9 @@ propensity-stratified evaluation can reverse the order of two models inside ever
   out, one model per family).
 * The NCF families (MLP, GMF, NeuMF; :data:`NCF_FAMILIES`) are trained by the package's
   NumPy trainer by default (``ncf_backend``): :func:`trainer_comparison` sets the stored run's
-  values beside those Cornac's TensorFlow backend gave, and :func:`neural_costs` what each
-  trainer's fits cost.
+  values beside those Cornac's TensorFlow backend gave, :func:`ncf_seed_spread` the training
+  noise their difference is judged against, and :func:`neural_costs` what each trainer's
+  fits cost.
 
 The strata themselves are core concepts (:func:`recbias_tutorial.estimators.assign_strata`,
 :func:`~recbias_tutorial.estimators.strata_table`), as are
@@ -52,7 +53,7 @@ from . import _values as _values
 from ._comparison import agreement, ladder, steiger
 from ._extensions import evaluate_zoo, holdout_evaluator, rank_relevant
 from ._tables import kendall_taus, protocol_frame, protocol_rows, protocol_taus
-from ._trainers import neural_costs, trainer_comparison
+from ._trainers import ncf_seed_spread, neural_costs, trainer_comparison
 from ._values import (authors_split, authors_zoo, powerlaw_propensity,
                       protocol_values)
 from ._zoo import model_family, zoo_sensitivity
@@ -61,7 +62,7 @@ __all__ = ["AUTHORS_FAMILIES", "AUTHORS_LOG", "AUTHORS_SIZES", "CHOICES", "LADDE
            "NCF_BACKENDS", "NCF_FAMILIES", "NEURAL_FAMILIES", "PAPER_FIG4", "PAPER_FIG4_SIGNIFICANT", "PAPER_N_MODELS", "PAPER_STEIGER_P",
            "PAPER_TABLE1B", "PAPER_TABLE1B_SHARES", "PAPER_TABLE6",
            "agreement", "authors_split", "authors_zoo", "evaluate_zoo", "holdout_evaluator",
-           "kendall_taus", "ladder", "model_family", "neural_costs", "powerlaw_propensity",
+           "kendall_taus", "ladder", "model_family", "ncf_seed_spread", "neural_costs", "powerlaw_propensity",
            "protocol_frame", "protocol_rows", "protocol_taus",
            "protocol_values", "rank_relevant", "steiger", "trainer_comparison",
            "zoo_sensitivity"]

@@ -5,7 +5,9 @@ Re-exported by :mod:`recbias_tutorial.replications.jadidinejad2021`; import them
 Cornac's TensorFlow backend had computed for them are kept beside the stored values
 (``<dataset>_ncf_tensorflow.csv.gz``, provenance's ``tensorflow_ncf``).
 :func:`trainer_comparison` sets the two side by side, model by model or as Table 6's tau;
-:func:`neural_costs` reads what each trainer's fits cost (provenance's ``family_seconds``).
+:func:`neural_costs` reads what each trainer's fits cost (provenance's ``family_seconds``);
+:func:`ncf_seed_spread` refits the NCF models' open-loop truth under other training seeds, the
+spread the two trainers' difference is judged against.
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ import numpy as np
 import pandas as pd
 
 from ..._params import Options, declare
-from ..._validation import check_choice
+from ..._result_cache import cached_table
+from ..._validation import check_choice, check_int, check_k, check_names, check_seeds
 from . import _protocol as _proto
 
 _KEYS = ["seed", "model", "estimator", "k"]
@@ -197,3 +200,87 @@ def neural_costs(dataset: str = "yahoo_r3", *,
     table = table.drop_duplicates(["family", "trainer"])
     return table.sort_values(["family", "trainer"], key=lambda c: c.map(order) if
                              c.name == "family" else c).reset_index(drop=True)
+
+
+def ncf_seed_spread(data: Any, *, seeds: Any = (124, 125, 126, 127),
+                    families: Any = _proto.NCF_FAMILIES, sizes: Any = _proto.AUTHORS_SIZES,
+                    ks: Any = (None, 5, 10, 20, 30, 100), cache: bool | None = None
+                    ) -> pd.DataFrame:
+    """The open-loop truth of the NCF models refitted under other training seeds (NumPy trainer).
+
+    The stored run fits each model of the separate truth once (model seed 123, batches drawn
+    with the dataset's seed 0), so it has no spread of its own. Here every model is fitted
+    again on the whole log once per seed ``s``, with the model's seed ``s`` (its initial
+    weights) and the batches' seed ``s``, and its open-loop nDCG computed as the stored run
+    computes the truth. The standard deviation over the seeds is the training noise a
+    difference between the two trainers is compared with.
+
+    Parameters
+    ----------
+    data : FeedbackData
+        With a randomly exposed test set (``data.mar``), e.g. ``recbias_tutorial.load("coat")``.
+    seeds : sequence of int, default (124, 125, 126, 127)
+        Distinct non-negative training seeds.
+    families : sequence of str, default NCF_FAMILIES
+        Some of ``"MLP"``, ``"GMF"``, ``"NeuMF"``.
+    sizes : sequence of int, default AUTHORS_SIZES
+        Latent sizes of GMF and NeuMF (MLP has none).
+    ks : sequence of int or None, default (None, 5, 10, 20, 30, 100)
+        nDCG cut-offs (``None``: the whole ranking, written ``k = -1``).
+    cache : bool or None, default None
+        Read back / store the result in the on-disk result cache (None: the package default).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``train_seed``, ``model``, ``family``, ``k``, ``value``.
+
+    Raises
+    ------
+    ValueError
+        If ``data`` has no ``mar`` test set, ``seeds``, ``families``, ``sizes`` or ``ks`` is
+        empty or repeats an entry, a family is not an NCF family, a size is not a positive int
+        or a cut-off is not in ``[1, n_items]``.
+
+    See Also
+    --------
+    trainer_comparison : the two trainers' stored values.
+
+    Examples
+    --------
+    >>> import recbias_tutorial as rb
+    >>> data = rb.simulate(60, 40, seed=0, mean_ratings_per_user=8)
+    >>> spread = ncf_seed_spread(data, seeds=[1, 2], families=["GMF"], sizes=[10], ks=[None],
+    ...                          cache=False)
+    >>> spread[["train_seed", "model", "k"]].values.tolist()
+    [[1, 'GMF10', -1], [2, 'GMF10', -1]]
+    """
+    from ._values import _check_data
+
+    data = _check_data(data)
+    seeds = check_seeds(seeds)
+    families = tuple(check_choice(f, "families", _proto.NCF_FAMILIES)
+                     for f in check_names(families, "families"))
+    sizes = tuple(check_int(k, "sizes") for k in check_names(sizes, "sizes"))
+    ks = tuple(None if k is None else check_k(k, data.n_items, "ks")
+               for k in check_names(ks, "ks"))
+    arguments = dict(seeds=seeds, families=families, sizes=sizes, ks=ks)
+    return cached_table("jadidinejad2021.ncf_seed_spread", data, arguments,
+                        lambda: _seed_spread(data, **arguments), cache=cache)
+
+
+def _seed_spread(data: Any, *, seeds, families, sizes, ks) -> pd.DataFrame:
+    from ...models import iter_scores  # lazy: Cornac
+    from ._testsets import truth_values
+
+    rows = []
+    for seed in seeds:
+        zoo = _proto.zoo_of(sizes, families, "numpy")
+        for model in zoo.values():
+            model.seed, model.rng = seed, np.random.RandomState(seed)
+        for name, scores in iter_scores(zoo, data.mnar, n_users=data.n_users,
+                                        n_items=data.n_items, seed=seed, cache=False,
+                                        progress=False):
+            rows += [(seed, name, _proto.family_of(name), k, v)
+                     for k, v in truth_values(scores, data.mar, threshold=data.threshold, ks=ks)]
+    return pd.DataFrame(rows, columns=["train_seed", "model", "family", "k", "value"])
