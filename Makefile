@@ -77,6 +77,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_jadidinejad.py
 	$(BIN)/python benchmarks/bench_homework.py
 	$(BIN)/python benchmarks/bench_replicate.py
+	$(BIN)/python benchmarks/bench_ncf.py
 
 ## make lab: open the chapters as notebooks in JupyterLab (jupytext is the default viewer)
 LAB_SETTINGS := $(VENV)/share/jupyter/lab/settings

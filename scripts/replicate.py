@@ -15,10 +15,13 @@ Dask path, :mod:`recbias_tutorial.distributed`, already needs ``dask.distributed
 
 Implemented:
 
-* ``jadidinejad2021``: Table 6 on Coat and Yahoo! R3, the authors' whole Cornac-native zoo,
-  five seeds, and their neural families where ``--neural-datasets`` says (with TensorFlow):
-  on a dataset whose stored values hold the native zoo, each missing family
-  (``--neural-families``, in that order) is added to them and stored as it finishes;
+* ``jadidinejad2021``: Table 6 on Coat and Yahoo! R3, the authors' whole zoo, five seeds:
+  the Cornac-native families, and their neural families where ``--neural-datasets`` says
+  (MLP, GMF and NeuMF with the package's NumPy trainer, or Cornac's TensorFlow backend with
+  ``--ncf-backend tensorflow``; WMF with TensorFlow installed): on a dataset whose stored
+  values hold the native zoo, each missing family (``--neural-families``, in that order), or
+  each NCF family stored from the other trainer, is added to them and stored as it
+  finishes (replaced TensorFlow rows are kept aside for the comparison of the trainers);
   ``--time-families`` times one model of a family left out;
 * ``carraro2022``: Tables 3-5 and Figure 4 on Coat and Yahoo! R3 with every user who has MAR
   ratings, the paper's hyper-parameter grid (tuned on the first repetition's D_val) and its
@@ -81,13 +84,18 @@ JADIDINEJAD = dict(seeds=(0, 1, 2, 3, 4), ks=(None, 5, 10, 20, 30, 100), n_strat
 #: (Cornac's rating predictors and RankSys-like top-N scorers, the paper's kind).
 CARRARO = dict(seeds=tuple(range(10)), item_powers=(2.0, 1.0),
                recommenders=carraro2022.RECOMMENDER_KINDS)
-#: Where the authors' neural families (jad.NEURAL_FAMILIES) run when TensorFlow is installed.
-#: Not on Yahoo! R3 by default: its log is 45 times Coat's, and there one NCF model takes
-#: minutes to fit (provenance's family_seconds holds the measured costs); ``--neural-datasets
-#: yahoo_r3`` adds them, one family at a time, to the stored Cornac-native values.
-NEURAL_DATASETS = ("coat",)
+#: Where the authors' neural families (jad.NEURAL_FAMILIES) run: the NCF ones (MLP, GMF,
+#: NeuMF) with the package's NumPy trainer, WMF when TensorFlow is installed. On a dataset
+#: whose stored values hold the native zoo they are added one family at a time
+#: (``--neural-datasets``; provenance's family_seconds holds the measured costs).
+NEURAL_DATASETS = ("coat", "yahoo_r3")
 #: The neural families a run fits where it fits them, in order (``--neural-families``).
 NEURAL_FAMILIES = tuple(jad.NEURAL_FAMILIES)
+#: Who trains the NCF families (``--ncf-backend``): the package's trainer (``"numpy"``, no
+#: TensorFlow; one epoch equal to TensorFlow's weights to 1e-5) or Cornac's TensorFlow backend.
+#: Stored NCF rows of the other backend are replaced (the TensorFlow ones kept aside, in
+#: ``<dataset>_ncf_tensorflow.csv.gz``, for the comparison of the two trainers).
+NCF_BACKEND = "numpy"
 
 
 def has_tensorflow() -> bool:
@@ -103,10 +111,17 @@ def describe(model) -> dict:
                        for k, v in params.items()}}
 
 
+def _needs_tensorflow(family: str) -> bool:
+    return family not in jad.NCF_FAMILIES or NCF_BACKEND == "tensorflow"
+
+
 def jadidinejad_families(name: str) -> tuple[str, ...]:
-    """The authors' families that run on one dataset: the neural ones with TensorFlow only."""
-    neural = has_tensorflow() and name in NEURAL_DATASETS
-    return tuple(jad.AUTHORS_FAMILIES) + (tuple(NEURAL_FAMILIES) if neural else ())
+    """The authors' families that run on one dataset: the neural ones where NEURAL_DATASETS
+    says, those that need TensorFlow (WMF; the NCF ones with ``--ncf-backend tensorflow``)
+    only when it is installed."""
+    neural = [f for f in NEURAL_FAMILIES if name in NEURAL_DATASETS
+              and (has_tensorflow() or not _needs_tensorflow(f))]
+    return tuple(jad.AUTHORS_FAMILIES) + tuple(neural)
 
 
 def _git(*args: str) -> str:
@@ -230,24 +245,32 @@ def _run_seeds(unit, data, name: str, seeds, what: str, n_jobs: int, out: Path,
 
 
 def run_jadidinejad(datasets: list[str], n_jobs: int, out: Path) -> None:
+    path = out / "provenance.json"
+    described = json.loads(path.read_text()).get("models", {}) if path.exists() else {}
+    zoo = jad.authors_zoo(families=jad.AUTHORS_FAMILIES + tuple(
+        f for f in jad.NEURAL_FAMILIES if has_tensorflow() or not _needs_tensorflow(f)),
+        ncf_backend=NCF_BACKEND)
     provenance = _provenance(out, "jadidinejad2021", n_jobs,
                              protocol={k: (list(v) if isinstance(v, tuple) else v)
                                        for k, v in JADIDINEJAD.items()},
                              neural_families=list(jad.NEURAL_FAMILIES),
-                             neural_datasets=list(NEURAL_DATASETS),
-                             models={m: describe(model) for m, model in jad.authors_zoo(
-                                 families=jad.AUTHORS_FAMILIES + (jad.NEURAL_FAMILIES if
-                                                                  has_tensorflow() else ())
-                             ).items()})
+                             neural_datasets=list(NEURAL_DATASETS), ncf_backend=NCF_BACKEND,
+                             # a family this run cannot build (WMF without TensorFlow) keeps
+                             # the description of the run that stored it
+                             models={**described, **{m: describe(model)
+                                                     for m, model in zoo.items()}})
     for name in datasets:
         data = rb.load(name)
         families = jadidinejad_families(name)
-        if _stored_native(out, provenance, name) is not None and set(families) - set(
-                jad.AUTHORS_FAMILIES):
+        if _stored_native(out, provenance, name) is not None and _families_to_run(
+                provenance["datasets"][name], families):
             _add_families(data, name, families, n_jobs, out, provenance)
             continue
+        if _stored_native(out, provenance, name) is not None:
+            print(f"{name}: the stored values hold every family of this run")
+            continue
         start = time.perf_counter()
-        values = jad.protocol_values(data, progress=True, n_jobs=n_jobs,
+        values = jad.protocol_values(data, progress=True, n_jobs=n_jobs, ncf_backend=NCF_BACKEND,
                                      **{**JADIDINEJAD, "families": families})
         wall = time.perf_counter() - start
         rows = jad.protocol_rows(values, protocol="authors", n_strata=JADIDINEJAD["n_strata"])
@@ -256,9 +279,24 @@ def run_jadidinejad(datasets: list[str], n_jobs: int, out: Path) -> None:
             out, name, rows, wall, read_from_cache=bool(values.attrs.get("cached")), n_jobs=n_jobs,
             families=list(families), families_not_run=not_run,
             why_not_run=_why_not_run(not_run),
+            ncf_backends={f: NCF_BACKEND for f in families if f in jad.NCF_FAMILIES},
             unit_seconds={k: round(v, 1) for k, v in values.attrs["seconds"].items()})
         print(f"{name}: {rows['model'].nunique()} models, {len(rows)} rows, {wall:.0f} s")
         _write(out, provenance)
+
+
+def stored_ncf_backend(record: dict, family: str) -> str | None:
+    """Who trained the stored rows of an NCF family (None: not stored). Runs before the NumPy
+    trainer recorded none: Cornac's TensorFlow backend."""
+    if family not in record.get("families", ()):
+        return None
+    return record.get("ncf_backends", {}).get(family, "tensorflow")
+
+
+def _families_to_run(record: dict, families) -> list[str]:
+    """The families of ``families`` the stored rows lack, or hold from the other NCF trainer."""
+    return [f for f in families if f not in record.get("families", jad.AUTHORS_FAMILIES)
+            or (f in jad.NCF_FAMILIES and stored_ncf_backend(record, f) != NCF_BACKEND)]
 
 
 def _why_not_run(not_run) -> str | None:
@@ -283,34 +321,49 @@ def _stored_native(out: Path, provenance: dict, name: str) -> pd.DataFrame | Non
 
 
 def _add_families(data, name: str, families, n_jobs: int, out: Path, provenance: dict) -> None:
-    """Fit the families of ``families`` missing from the stored rows, one family at a time
-    (each resumable through the result cache), and store the rows after each family, so an
-    interrupted run keeps every family it finished. Records each family's measured cost."""
+    """Fit the families of ``families`` missing from the stored rows (or stored from the other
+    NCF trainer), one family at a time (each resumable through the result cache), and store
+    the rows after each family, so an interrupted run keeps every family it finished.
+    Records each family's measured cost and trainer; NCF rows of Cornac's TensorFlow backend
+    that are replaced are kept in ``<name>_ncf_tensorflow.csv.gz`` (:func:`_keep_tensorflow_rows`)."""
     record = provenance["datasets"][name]
     had = list(record.get("families", jad.AUTHORS_FAMILIES))
     record.setdefault("native_rows_from", {"git_commit": record.get("git_commit"),
                                            "unit_seconds": record.get("unit_seconds"),
                                            "wall_seconds": record.get("wall_seconds"),
                                            "n_jobs": record.get("n_jobs")})
-    for family in [f for f in families if f not in had]:
+    for family in _families_to_run(record, families):
         rows = _stored_native(out, provenance, name)
+        replaced = stored_ncf_backend(record, family)
+        if replaced == "tensorflow":
+            record = _keep_tensorflow_rows(out, name, record, family, rows)
+        backend = NCF_BACKEND if family in jad.NCF_FAMILIES else "tensorflow"
         start = time.perf_counter()
-        values = jad.protocol_values(data, progress=True, n_jobs=n_jobs,
+        values = jad.protocol_values(data, progress=True, n_jobs=n_jobs, ncf_backend=NCF_BACKEND,
                                      **{**JADIDINEJAD, "families": (family,)})
         wall = time.perf_counter() - start
         new = jad.protocol_rows(values, protocol="authors", n_strata=JADIDINEJAD["n_strata"])
         n_models = int(new["model"].nunique())
         table = pd.concat([rows[~rows["model"].isin(set(new["model"]))], new], ignore_index=True)
         table = table.sort_values("seed", kind="stable").reset_index(drop=True)
-        had.append(family)
+        if family not in had:
+            had.append(family)
         not_run = [f for f in jad.LEFT_OUT_FAMILIES if f not in had]
         seconds = {k: round(v, 1) for k, v in values.attrs["seconds"].items()}
         costs = dict(record.get("family_seconds", {}))
+        before = costs.get(family)  # measured with the other trainer (older runs: TensorFlow)
+        if before and before.get("backend", "tensorflow") != backend:
+            other = f"{before.get('backend', 'tensorflow')}_family_seconds"
+            record[other] = {**record.get(other, {}),
+                             family: {"backend": before.get("backend", "tensorflow"), **before}}
         costs[family] = {"models": n_models, "unit_seconds": seconds,
                          "seconds_per_model_fit_and_evaluation": round(
                              sum(seconds.values()) / (n_models * len(seconds)), 1),
                          "read_from_cache": bool(values.attrs.get("cached")),
-                         "git_commit": START_COMMIT, "n_jobs": n_jobs}
+                         "backend": backend, "git_commit": START_COMMIT, "n_jobs": n_jobs}
+        backends = dict(record.get("ncf_backends", {}))
+        if family in jad.NCF_FAMILIES:
+            backends[family] = NCF_BACKEND
         record = _store(out, name, table, record.get("wall_seconds", 0.0) + wall,
                         **{k: v for k, v in record.items() if k not in (
                             "file", "sha256", "rows", "models", "git_commit", "data_sha256",
@@ -318,11 +371,40 @@ def _add_families(data, name: str, families, n_jobs: int, out: Path, provenance:
                             "peak_rss_workers_note", "read_from_cache")},
                         read_from_cache=False)
         record.update(families=list(had), families_not_run=not_run,
-                      why_not_run=_why_not_run(not_run), family_seconds=costs)
+                      why_not_run=_why_not_run(not_run), family_seconds=costs,
+                      ncf_backends=backends)
         provenance["datasets"][name] = record
-        print(f"{name}: + {family} ({n_models} models, {wall:.0f} s): "
+        print(f"{name}: + {family} ({n_models} models, {backend}, {wall:.0f} s): "
               f"{table['model'].nunique()} models, {len(table)} rows")
         _write(out, provenance)
+
+
+def _keep_tensorflow_rows(out: Path, name: str, record: dict, family: str,
+                          rows: pd.DataFrame) -> dict:
+    """Before the NumPy trainer replaces a family's TensorFlow rows: append them to
+    ``<name>_ncf_tensorflow.csv.gz`` (recorded in ``record["tensorflow_ncf"]`` with its sha256
+    and the commit that computed them). Returns the new record."""
+    record = dict(record)
+    kept = dict(record.get("tensorflow_ncf", {}))
+    models = set(jad.authors_zoo(sizes=JADIDINEJAD["sizes"], families=(family,)))
+    mine = rows[rows["model"].isin(models)]
+    file = f"{name}_ncf_tensorflow.csv.gz"
+    old = (pd.read_csv(out / file, keep_default_na=False, na_values={"value": [""]})
+           if kept.get("file") and (out / file).exists() else mine.iloc[:0])
+    table = pd.concat([old[~old["model"].isin(models)], mine], ignore_index=True)
+    table = table.sort_values("seed", kind="stable").reset_index(drop=True)
+    table.to_csv(out / file, index=False, float_format="%.17g",
+                 compression={"method": "gzip", "mtime": 0})
+    families = [f for f in kept.get("families", []) if f != family] + [family]
+    commits = dict(kept.get("git_commits", {}))
+    commits[family] = record.get("family_seconds", {}).get(family, {}).get("git_commit") or \
+        record.get("native_rows_from", {}).get("git_commit") or record.get("git_commit")
+    record["tensorflow_ncf"] = {
+        "file": file, "sha256": sha256sum(out / file), "rows": len(table),
+        "models": int(table["model"].nunique()), "families": families, "git_commits": commits,
+        "backend": "tensorflow", "note": "the NCF rows Cornac's TensorFlow backend computed "
+        "before the NumPy trainer replaced them (jadidinejad2021.trainer_comparison reads them)"}
+    return record
 
 
 def time_families(name: str, families, out: Path, size: int = 50) -> None:
@@ -341,7 +423,8 @@ def time_families(name: str, families, out: Path, size: int = 50) -> None:
         start = time.perf_counter()
         values = proto.unit_values(
             data, -1, sizes=(size,), ks=JADIDINEJAD["ks"], n_strata=JADIDINEJAD["n_strata"],
-            sweep=(), zoos=("authors",), course_zoo={}, families=(family,), fit_cache=False)
+            sweep=(), zoos=("authors",), course_zoo={}, families=(family,), fit_cache=False,
+            ncf_backend=NCF_BACKEND)
         seconds = time.perf_counter() - start
         model = str(values["model"].iloc[0])
         provenance = json.loads(path.read_text())  # re-read: another step may have written
@@ -351,6 +434,7 @@ def time_families(name: str, families, out: Path, size: int = 50) -> None:
                          "seconds_one_model_fit_and_evaluation": round(seconds, 1),
                          "timed_as": "one fit on the whole log, dense scores, the truth's "
                                      "evaluation (the separate truth's unit, one model)",
+                         "backend": NCF_BACKEND if family in jad.NCF_FAMILIES else "tensorflow",
                          "git_commit": START_COMMIT, "git_dirty": START_DIRTY}
         _write(out, provenance)
         print(f"{name}: one {family} model ({model}) fitted, scored, evaluated in {seconds:.0f} s")
@@ -744,7 +828,7 @@ PAPERS = {"jadidinejad2021": run_jadidinejad, "carraro2022": run_carraro, "yang2
 
 
 def main() -> None:
-    global NEURAL_DATASETS, NEURAL_FAMILIES
+    global NEURAL_DATASETS, NEURAL_FAMILIES, NCF_BACKEND
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--datasets", nargs="+", default=["coat", "yahoo_r3"])
     parser.add_argument("--n-jobs", type=int, default=-1)
@@ -752,12 +836,14 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=results_root(),
                         help="default: the package's results folder (shipped with it)")
     parser.add_argument("--neural-datasets", nargs="*", default=list(NEURAL_DATASETS),
-                        help="where the authors' neural families run when TensorFlow is "
-                             "installed (default: coat; on yahoo_r3 they take hours: see "
-                             "chapter 4 and provenance's family_seconds)")
+                        help="where the authors' neural families run (default: both; WMF "
+                             "needs TensorFlow; provenance's family_seconds holds their costs)")
     parser.add_argument("--neural-families", nargs="+", default=list(NEURAL_FAMILIES),
                         choices=list(jad.NEURAL_FAMILIES),
                         help="which neural families run there, in this order (default: all)")
+    parser.add_argument("--ncf-backend", default=NCF_BACKEND, choices=list(jad.NCF_BACKENDS),
+                        help="who trains MLP, GMF and NeuMF: the package's NumPy trainer "
+                             "(default) or Cornac's TensorFlow backend (the neural extra)")
     parser.add_argument("--time-families", nargs="+", default=[],
                         choices=list(jad.NEURAL_FAMILIES),
                         help="jadidinejad2021: after the run, time ONE model of each of these "
@@ -774,6 +860,7 @@ def main() -> None:
     args = parser.parse_args()
     NEURAL_DATASETS = tuple(args.neural_datasets)
     NEURAL_FAMILIES = tuple(args.neural_families)
+    NCF_BACKEND = args.ncf_backend
     for paper in args.papers:
         extra = ({"item_powers": args.item_powers, "recommenders": args.recommenders}
                  if paper == "carraro2022" else

@@ -451,6 +451,20 @@ MORE_CASES = [
     ("zoo_sensitivity missing columns", lambda: jadidinejad2021.zoo_sensitivity(PER_USER),
      "values"),
     ("authors_split not a frame", lambda: jadidinejad2021.authors_split([1], seed=0), "mnar"),
+    ("authors_zoo ncf_backend unknown", lambda: jadidinejad2021.authors_zoo(
+        families=["GMF"], ncf_backend="pytorch"), "ncf_backend"),
+    ("protocol_values ncf_backend unknown", lambda: jadidinejad2021.protocol_values(
+        W, seeds=[0], families=["GMF"], ncf_backend="keras"), "ncf_backend"),
+    ("trainer_comparison dataset unknown", lambda: jadidinejad2021.trainer_comparison(
+        "movielens_100k"), "dataset"),
+    ("neural_costs dataset unknown", lambda: jadidinejad2021.neural_costs("nope"), "dataset"),
+    ("ncf_seed_spread not data", lambda: jadidinejad2021.ncf_seed_spread(PER_USER), "data"),
+    ("ncf_seed_spread repeated seeds", lambda: jadidinejad2021.ncf_seed_spread(
+        W, seeds=[1, 1]), "seeds"),
+    ("ncf_seed_spread family not NCF", lambda: jadidinejad2021.ncf_seed_spread(
+        W, families=["WMF"]), "families"),
+    ("ncf_seed_spread no sizes", lambda: jadidinejad2021.ncf_seed_spread(W, sizes=[]), "sizes"),
+    ("ncf_seed_spread cut-off zero", lambda: jadidinejad2021.ncf_seed_spread(W, ks=[0]), "ks"),
     ("rank_relevant k zero", lambda: jadidinejad2021.rank_relevant(S, T, k=0), "k"),
     # --- the Carraro & Bridge replication
     ("kl_by_seed repeated seeds", lambda: carraro2022.kl_by_seed(W, seeds=[1, 1]), "seeds"),
@@ -1058,6 +1072,8 @@ VALID_CALLS = {
         S, T, **{"k": 2, **kw}),
     jadidinejad2021.holdout_evaluator: lambda **kw: jadidinejad2021.holdout_evaluator(
         holdout=T, propensity=P, **{"n_items": 12, **kw}),
+    jadidinejad2021.trainer_comparison: lambda **kw: jadidinejad2021.trainer_comparison(
+        "coat", **{"what": "taus", **kw}),
     rb.debiased_mf.train_mf: lambda **kw: rb.debiased_mf.train_mf(
         T, **{"n_users": 3, "n_items": 12, "seed": 0, "factors": 2, "epochs": 1, **kw}),
     fit_mf: lambda **kw: fit_mf(

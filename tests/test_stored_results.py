@@ -39,6 +39,9 @@ def test_every_results_file_has_provenance():
         provenance = json.loads((folder / "provenance.json").read_text())
         listed = {record["file"] for record in [*provenance["datasets"].values(),
                                                 *provenance.get("tables", {}).values()]}
+        # rows of one trainer kept beside the stored ones (jadidinejad2021.trainer_comparison)
+        listed |= {record["tensorflow_ncf"]["file"] for record in provenance["datasets"].values()
+                   if "tensorflow_ncf" in record}
         on_disk = {p.name for p in folder.iterdir() if p.name.endswith((".csv", ".csv.gz"))}
         assert on_disk == listed, f"{folder.name}: files without provenance {on_disk - listed}"
         for key in ("package", "git_commit", "libraries", "cores", "models", "protocol"):
@@ -243,14 +246,19 @@ def test_jadidinejad2021_subsample_recomputes_to_1e12(name):
     assert provenance["protocol"]["seeds"] == list(JADIDINEJAD["seeds"])
     rng = np.random.default_rng(20261126)  # fixed: the same subsample on every build
     seed = int(rng.choice(JADIDINEJAD["seeds"]))
-    families = provenance["datasets"][name].get("families", jad.AUTHORS_FAMILIES)  # older runs: native
+    record = provenance["datasets"][name]
+    families = record.get("families", jad.AUTHORS_FAMILIES)  # older runs: native
     assert set(jad.AUTHORS_FAMILIES) <= set(families) <= set(jad.AUTHORS_FAMILIES + jad.NEURAL_FAMILIES)
+    # who trained each NCF family (older runs: Cornac's TensorFlow backend)
+    backends = {f: record.get("ncf_backends", {}).get(f, "tensorflow") for f in jad.NCF_FAMILIES}
     where = {}  # model name -> (family, size) of the authors' zoo
     for family in families:
-        if family in jad.NEURAL_FAMILIES and not has_tensorflow():
-            continue  # the neural extra is not installed (CI): Cornac-native models only
+        needs_tf = family in jad.NEURAL_FAMILIES and backends.get(family) != "numpy"
+        if needs_tf and not has_tensorflow():
+            continue  # the neural extra is not installed (CI): what needs no TensorFlow only
         for size in jad.AUTHORS_SIZES:
-            for model in jad.authors_zoo(sizes=(size,), families=(family,)):
+            for model in jad.authors_zoo(sizes=(size,), families=(family,),
+                                         ncf_backend=backends.get(family, "numpy")):
                 where.setdefault(model, (family, size))
     neural = {"MLP"} & set(families) | {f"{f}{k}" for f in ("WMF", "GMF", "NeuMF") if f in families
                                         for k in jad.AUTHORS_SIZES}
@@ -261,6 +269,7 @@ def test_jadidinejad2021_subsample_recomputes_to_1e12(name):
         family, size = where[model]
         fresh = jad.protocol_rows(jad.protocol_values(
             data, seeds=[seed], sizes=(size,), families=(family,), cache=False,
+            ncf_backend=backends.get(family, "numpy"),
             **{k: v for k, v in JADIDINEJAD.items() if k not in ("seeds", "sizes", "families")}))
         old = stored[(stored["model"] == model) & stored["seed"].isin([seed, -1])]
         _assert_same_rows(fresh[fresh["model"] == model], old, f"{name} {model} seed {seed}")

@@ -4,6 +4,9 @@
   package's ids and return score matrices (:func:`to_cornac_dataset` is the bridge);
   :func:`fit_scorer` returns a :class:`~recbias_tutorial.Scorer` instead (bounded memory);
 * :func:`batch_scorer` scores many users at once for the known Cornac families;
+* Cornac's ``GMF``, ``MLP`` and ``NeuMF`` built with ``backend="numpy"`` are trained by the
+  package, without TensorFlow, as Cornac's TensorFlow backend trains them (its initial
+  weights, Cornac's batches, Keras's Adam; ``_ncf_train``), then scored with NumPy;
 * :class:`AvgRating`, :class:`PosPop`, :class:`RandomScores`: baselines Cornac lacks;
 * :class:`CML`: collaborative metric learning as Yang et al. trained it (Cornac has none);
 * :func:`model_zoo`: many seeded models of the Cornac families for comparing protocols;

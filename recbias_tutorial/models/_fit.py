@@ -10,7 +10,9 @@ rule for everything the model cannot score. :func:`score_models` / :func:`iter_s
 the same for many models sharing one Cornac dataset.
 
 Scoring uses the vectorised per-family scorers of :func:`batch_scorer` when the family is
-known, else Cornac's own per-user ``score``.
+known, else Cornac's own per-user ``score``. Cornac's GMF, MLP and NeuMF built with
+``backend="numpy"`` are trained by the package (:mod:`._ncf_train`: TensorFlow's initial
+weights, Cornac's batches and Keras's Adam, without TensorFlow) and scored with NumPy.
 
 Fitted score matrices are cached on disk (:mod:`._cache`: keyed by the training data's
 checksum, the model's class and pre-fit state, the seed, the dtype and the code), so a second
@@ -42,6 +44,7 @@ from .._params import Interval, Seed, declare
 from .._validation import check_feedback, check_fits_in_memory, seed_int
 from ..scorer import Scorer
 from ._cache import cached_scores, data_digest, fit_cache_enabled
+from ._ncf import is_numpy_ncf
 from ._pmf import fit_pmf, fits_fast
 from ._scorers import batch_scorer
 
@@ -188,6 +191,10 @@ def _fit(model: Recommender, dataset: cornac.data.Dataset) -> None:
     dataset.reset()
     if fits_fast(model):  # Cornac's PMF loop, compiled: the same factors, faster
         fit_pmf(model, dataset)
+    elif is_numpy_ncf(model):  # GMF / MLP / NeuMF with backend="numpy": trained here
+        from ._ncf_train import fit_ncf  # lazy: Numba compiles it on first use (cached)
+
+        fit_ncf(model, dataset)
     elif getattr(model, "verbose", False):
         model.fit(dataset)
     else:

@@ -10,8 +10,9 @@ TensorFlow computes it (a saturated sigmoid then ties at 1.0 as it does there);
 The first dense layer of the MLP acts on ``[user embedding, item embedding]``; it is split
 into a user part and an item part (``x W = u W_u + i W_i``), so the item part is computed once
 per model rather than once per (user, item) pair. Nothing here imports TensorFlow: the weights
-are read from the fitted Keras model (:func:`ncf_weights`) and the forward pass
-(:func:`ncf_forward`) is plain NumPy.
+are read from the fitted Keras model (:func:`ncf_weights`), or are those the package's own
+trainer left on a ``backend="numpy"`` model (``model.numpy_weights``, :mod:`._ncf_train`), and
+the forward pass (:func:`ncf_forward`) is plain NumPy.
 """
 
 from __future__ import annotations
@@ -34,6 +35,23 @@ ACTIVATIONS = {
 }
 #: The families scored here (Cornac's class names), with the parts each network has.
 KINDS = {"GMF": ("gmf",), "MLP": ("mlp",), "NeuMF": ("gmf", "mlp")}
+#: The values of a Cornac NCF model's ``backend`` the package fits: ``"numpy"`` by its own
+#: trainer (:mod:`._ncf_train`, no TensorFlow), ``"tensorflow"`` by Cornac's ``fit`` (the
+#: ``neural`` extra).
+NCF_BACKENDS = ("numpy", "tensorflow")
+
+
+def ncf_classes() -> tuple:
+    """Cornac's GMF, MLP and NeuMF classes."""
+    import cornac
+
+    M = cornac.models
+    return (M.GMF, M.MLP, M.NeuMF)
+
+
+def is_numpy_ncf(model: Any) -> bool:
+    """A Cornac GMF, MLP or NeuMF (the class itself) whose ``backend`` is ``"numpy"``."""
+    return type(model) in ncf_classes() and getattr(model, "backend", None) == "numpy"
 
 
 def ncf_weights(model: Any) -> dict:

@@ -278,6 +278,13 @@ def _is_tf_ncf(model: Any) -> bool:
             and getattr(model, "backend", None) == "tensorflow" and hasattr(model, "model"))
 
 
+def _is_numpy_ncf(model: Any) -> bool:
+    """A Cornac MLP, GMF or NeuMF with ``backend="numpy"`` (fitted by the package's trainer)."""
+    from ._ncf import is_numpy_ncf
+
+    return is_numpy_ncf(model)
+
+
 def batch_scorer(model: Recommender) -> BatchScorer | None:
     """A function scoring many users at once for a fitted model, or None.
 
@@ -289,7 +296,9 @@ def batch_scorer(model: Recommender) -> BatchScorer | None:
     BaselineOnly, MostPop, GlobalAvg, ItemKNN, UserKNN), matched on the ``score`` function
     itself so that a subclass overriding ``score`` gets None (use the per-user loop). Cornac's
     MLP, GMF and NeuMF fitted with TensorFlow get their network applied with NumPy (float32,
-    equal to Cornac's scores to 1e-6; TensorFlow is not imported here).
+    equal to Cornac's scores to 1e-6; TensorFlow is not imported here), and so do those built
+    with ``backend="numpy"`` and fitted by the package's trainer
+    (:func:`~recbias_tutorial.models.fit_scores` and the other fitting functions).
 
     Parameters
     ----------
@@ -306,7 +315,8 @@ def batch_scorer(model: Recommender) -> BatchScorer | None:
     ------
     AttributeError
         If ``model`` belongs to a known family but is not fitted (its fitted parameters
-        are read here); some families detect this only when scoring.
+        are read here, e.g. ``numpy_weights`` of a ``backend="numpy"`` NCF model); some
+        families detect this only when scoring.
     TypeError
         Likewise for an unfitted ``MF``, ``SVD`` or ``NMF`` (their parameters are None).
 
@@ -336,5 +346,10 @@ def batch_scorer(model: Recommender) -> BatchScorer | None:
         from ._ncf import ncf_scorer
 
         return ncf_scorer(model)
+    if _is_numpy_ncf(model):
+        from ._ncf import ncf_forward
+
+        weights = model.numpy_weights  # AttributeError when the model is not fitted
+        return lambda users: ncf_forward(weights, users)
     prepare = _PREPARERS.get(getattr(type(model), "score", None))
     return None if prepare is None else prepare(model)

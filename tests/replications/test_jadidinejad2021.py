@@ -383,20 +383,38 @@ def test_steiger_both_ways(small_values):
     assert out["course_p"].between(0, 1).all()
 
 
-@pytest.mark.parametrize("family", jad.NEURAL_FAMILIES)
-def test_neural_families_without_tensorflow_say_which_extra(family, small_world, monkeypatch):
+@pytest.mark.parametrize("family,backend", [("WMF", "numpy"), ("WMF", "tensorflow"),
+                                            *[(f, "tensorflow") for f in jad.NCF_FAMILIES]])
+def test_neural_families_without_tensorflow_say_which_extra(family, backend, small_world,
+                                                            monkeypatch):
     monkeypatch.setitem(sys.modules, "tensorflow", None)  # import tensorflow -> ImportError
     with pytest.raises(ImportError, match=r"\.\[neural\]"):
-        jad.authors_zoo(sizes=(10,), families=[family])
+        jad.authors_zoo(sizes=(10,), families=[family], ncf_backend=backend)
     with pytest.raises(ImportError, match="TensorFlow"):
-        jad.protocol_values(small_world, seeds=[0], sizes=(10,), families=["MF", family])
+        jad.protocol_values(small_world, seeds=[0], sizes=(10,), families=["MF", family],
+                            ncf_backend=backend)
 
 
-def test_neural_families_are_the_authors_models():
+def test_ncf_families_need_no_tensorflow(small_world, monkeypatch):
+    monkeypatch.setitem(sys.modules, "tensorflow", None)
+    zoo = jad.authors_zoo(sizes=(10, 20), families=jad.NCF_FAMILIES)
+    assert list(zoo) == ["MLP", "GMF10", "GMF20", "NeuMF10", "NeuMF20"]
+    assert {m.backend for m in zoo.values()} == {"numpy"}
+    values = jad.protocol_values(small_world, seeds=[0], sizes=(10,), families=["GMF"],
+                                 cache=False)
+    assert set(values["model"]) == {"GMF10"} and values["value"].notna().any()
+    with pytest.raises(ValueError, match="ncf_backend"):
+        jad.authors_zoo(families=["GMF"], ncf_backend="torch")
+    with pytest.raises(ValueError, match="ncf_backend"):
+        jad.protocol_values(small_world, seeds=[0], families=["GMF"], ncf_backend=None)
+
+
+@pytest.mark.parametrize("backend", jad.NCF_BACKENDS)
+def test_neural_families_are_the_authors_models(backend):
     pytest.importorskip("tensorflow")
-    zoo = jad.authors_zoo(sizes=(10, 20), families=jad.NEURAL_FAMILIES)
+    zoo = jad.authors_zoo(sizes=(10, 20), families=jad.NEURAL_FAMILIES, ncf_backend=backend)
     assert list(zoo) == ["MLP", "WMF10", "WMF20", "GMF10", "GMF20", "NeuMF10", "NeuMF20"]
-    assert {m.backend for n, m in zoo.items() if n != "WMF10" and n != "WMF20"} == {"tensorflow"}
+    assert {m.backend for n, m in zoo.items() if n != "WMF10" and n != "WMF20"} == {backend}
     assert (zoo["GMF20"].num_factors, zoo["NeuMF20"].num_factors, zoo["WMF20"].k) == (20, 20, 20)
     assert {m.seed for m in zoo.values()} == {123}
 
@@ -476,3 +494,75 @@ def test_model_family_names_every_family_of_the_authors_zoo():
     for bad in ("MF", "GA10", "MLP50", "KNN10", "", 3, None):
         with pytest.raises(ValueError, match="name must name a model"):
             jad.model_family(bad)
+
+
+# --------------------------------------------------------------------------------------
+# the two trainers of the NCF families, from the stored run
+# --------------------------------------------------------------------------------------
+def test_trainer_comparison_reads_both_trainers_rows():
+    models = jad.trainer_comparison("coat")
+    assert set(models["family"]) == set(jad.NCF_FAMILIES)
+    assert models["model"].nunique() == 21  # MLP, GMF10..100, NeuMF10..100
+    assert models[["tensorflow", "numpy"]].notna().all().all()
+    truth = models[models["estimator"] == "truth"]
+    assert (truth["seed"] == -1).all() and truth["seed_sd"].isna().all()
+    per_seed = models[models["seed"] >= 0]
+    assert per_seed["seed_sd"].notna().all() and set(per_seed["seed"]) == set(range(5))
+    # the same seeds give the same initial weights and batches: GMF's values agree
+    assert (models.query("family == 'GMF'")["difference"].abs() < 1e-9).mean() > 0.99
+    taus = jad.trainer_comparison("coat", what="taus")
+    assert set(taus["k"]) == {-1, 5, 10, 20, 30, 100} and (taus["n_models"] == 104).all()
+    assert len(taus) == 6 * 6 * 5  # cut-offs x methods x seeds
+    assert np.allclose(taus["difference"], taus["numpy"] - taus["tensorflow"])
+
+
+def test_trainer_comparison_refuses_what_does_not_hold(tmp_path):
+    import json
+    import shutil
+
+    from recbias_tutorial._stored_results import results_root
+
+    with pytest.raises(ValueError, match="dataset"):
+        jad.trainer_comparison("kuairec")
+    with pytest.raises(ValueError, match="what"):
+        jad.trainer_comparison("coat", what="seeds")
+    folder = tmp_path / "jadidinejad2021"
+    shutil.copytree(results_root() / "jadidinejad2021", folder)
+    provenance = json.loads((folder / "provenance.json").read_text())
+    kept = provenance["datasets"]["coat"]["tensorflow_ncf"]["file"]
+    (folder / kept).write_bytes((folder / kept).read_bytes()[:-10])  # damaged
+    with pytest.raises(ValueError, match="sha256"):
+        jad.trainer_comparison("coat", results=folder)
+    del provenance["datasets"]["coat"]["tensorflow_ncf"]
+    (folder / "provenance.json").write_text(json.dumps(provenance))
+    with pytest.raises(ValueError, match="no TensorFlow rows"):
+        jad.trainer_comparison("coat", results=folder)
+
+
+def test_ncf_seed_spread_refits_the_truth_under_other_seeds():
+    import recbias_tutorial as rb
+    data = rb.simulate(60, 40, seed=0, mean_ratings_per_user=8)
+    kw = dict(families=["GMF", "MLP"], sizes=[10], ks=[None, 5], cache=False)
+    spread = jad.ncf_seed_spread(data, seeds=[3, 4], **kw)
+    assert list(spread.columns) == ["train_seed", "model", "family", "k", "value"]
+    assert len(spread) == 2 * 2 * 2 and set(spread["family"]) == {"GMF", "MLP"}
+    first = spread[spread["train_seed"] == 3].set_index(["model", "k"])["value"]
+    second = spread[spread["train_seed"] == 4].set_index(["model", "k"])["value"]
+    assert not np.allclose(first, second)  # another seed, another fit
+    assert spread["value"].between(0, 1).all()
+    again = jad.ncf_seed_spread(data, seeds=[3], **kw).set_index(["model", "k"])["value"]
+    pd.testing.assert_series_equal(again, first)  # a seed fixes the fit
+
+
+def test_neural_costs_show_each_trainer():
+    costs = jad.neural_costs("yahoo_r3")
+    assert list(costs.columns) == ["family", "trainer", "models", "measured",
+                                   "seconds_per_model", "hours", "stored"]
+    assert set(costs["trainer"]) <= set(jad.NCF_BACKENDS)
+    tf = costs[costs["trainer"] == "tensorflow"].set_index("family")
+    assert tf.loc["WMF", "stored"] and tf.loc["WMF", "models"] == 10
+    assert (costs["hours"] > 0).all() and costs[["family", "trainer"]].value_counts().max() == 1
+    assert set(jad.neural_costs("coat").query("trainer == 'numpy'")["family"]) == set(
+        jad.NCF_FAMILIES)
+    with pytest.raises(ValueError, match="dataset"):
+        jad.neural_costs("nope")

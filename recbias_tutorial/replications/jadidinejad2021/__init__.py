@@ -28,6 +28,11 @@ propensity-stratified evaluation can reverse the order of two models inside ever
   :func:`steiger` (Steiger's test between two estimators) compare the protocols;
   :func:`zoo_sensitivity` shows how much Table 6's tau depends on the zoo (each family left
   out, one model per family).
+* The NCF families (MLP, GMF, NeuMF; :data:`NCF_FAMILIES`) are trained by the package's
+  NumPy trainer by default (``ncf_backend``): :func:`trainer_comparison` sets the stored run's
+  values beside those Cornac's TensorFlow backend gave, :func:`ncf_seed_spread` the training
+  noise their difference is judged against, and :func:`neural_costs` what each trainer's
+  fits cost.
 
 The strata themselves are core concepts (:func:`recbias_tutorial.estimators.assign_strata`,
 :func:`~recbias_tutorial.estimators.strata_table`), as are
@@ -48,17 +53,19 @@ from . import _values as _values
 from ._comparison import agreement, ladder, steiger
 from ._extensions import evaluate_zoo, holdout_evaluator, rank_relevant
 from ._tables import kendall_taus, protocol_frame, protocol_rows, protocol_taus
+from ._trainers import ncf_seed_spread, neural_costs, trainer_comparison
 from ._values import (authors_split, authors_zoo, powerlaw_propensity,
                       protocol_values)
 from ._zoo import model_family, zoo_sensitivity
 
 __all__ = ["AUTHORS_FAMILIES", "AUTHORS_LOG", "AUTHORS_SIZES", "CHOICES", "LADDER_STEPS", "LEFT_OUT_FAMILIES",
-           "NEURAL_FAMILIES", "PAPER_FIG4", "PAPER_FIG4_SIGNIFICANT", "PAPER_N_MODELS", "PAPER_STEIGER_P",
+           "NCF_BACKENDS", "NCF_FAMILIES", "NEURAL_FAMILIES", "PAPER_FIG4", "PAPER_FIG4_SIGNIFICANT", "PAPER_N_MODELS", "PAPER_STEIGER_P",
            "PAPER_TABLE1B", "PAPER_TABLE1B_SHARES", "PAPER_TABLE6",
            "agreement", "authors_split", "authors_zoo", "evaluate_zoo", "holdout_evaluator",
-           "kendall_taus", "ladder", "model_family", "powerlaw_propensity", "protocol_frame",
-           "protocol_rows", "protocol_taus",
-           "protocol_values", "rank_relevant", "steiger", "zoo_sensitivity"]
+           "kendall_taus", "ladder", "model_family", "ncf_seed_spread", "neural_costs", "powerlaw_propensity",
+           "protocol_frame", "protocol_rows", "protocol_taus",
+           "protocol_values", "rank_relevant", "steiger", "trainer_comparison",
+           "zoo_sensitivity"]
 
 # --------------------------------------------------------------------------------------
 # the authors' protocol, as their code runs it (terrierteam/stratified_recsys_eval)
@@ -75,9 +82,15 @@ AUTHORS_FAMILIES = _proto.AUTHORS_FAMILIES
 PAPER_N_MODELS = 104
 #: Families of their zoo that need TensorFlow or PyTorch in Cornac (31 of the 104 models).
 LEFT_OUT_FAMILIES = _proto.LEFT_OUT_FAMILIES
-#: The left-out families, trainable with TensorFlow installed (``pip install -e '.[neural]'``,
-#: CPU build): pass them in ``families``.
+#: The left-out families, asked for in ``families``: WMF needs TensorFlow (``pip install -e
+#: '.[neural]'``, CPU build); the NCF ones (:data:`NCF_FAMILIES`) do not.
 NEURAL_FAMILIES = _proto.NEURAL_FAMILIES
+#: Cornac's NCF family (MLP, GMF, NeuMF): trained by the package without TensorFlow by
+#: default (``ncf_backend="numpy"``), or by Cornac's TensorFlow backend.
+NCF_FAMILIES = _proto.NCF_FAMILIES
+#: Who trains the NCF families (``ncf_backend``): ``"numpy"``, the package's trainer
+#: (TensorFlow's initial weights, Cornac's batches, Keras's Adam), or ``"tensorflow"``.
+NCF_BACKENDS = _proto.NCF_BACKENDS
 #: Kendall's tau with the open-loop ranking over 104 models, nDCG (paper, Table 6; identical
 #: to the outputs stored in the authors' notebooks ``experiments_coat.ipynb`` and
 #: ``experiments_yahoo.ipynb``). ``k = -1`` is the whole ranking (their ``NDCG@-1``).

@@ -21,6 +21,7 @@ from ...data import drop_seen
 from ...estimators import assign_strata
 from ...propensity import fit_popularity_exponent, popularity_propensity
 from ._powerlaw import fit_powerlaw
+from ...models._ncf import NCF_BACKENDS as _NCF_BACKENDS
 from ._testsets import PreparedSet, _CornacWeighted, _sums, truth_values
 
 #: One protocol = one value for each choice. The authors' values come first:
@@ -54,26 +55,38 @@ LEFT_OUT_FAMILIES = ("MLP", "WMF", "GMF", "NeuMF")
 #: Cornac's TensorFlow backend, the authors' (Cornac 3's PyTorch backend refuses their
 #: ``NeuMF{k}``: it asserts ``layers[-1] == num_factors``, and theirs keep the default layers).
 NEURAL_FAMILIES = ("MLP", "WMF", "GMF", "NeuMF")
+#: Of those, Cornac's NCF family, which the package also trains without TensorFlow
+#: (``ncf_backend="numpy"``, the default: TensorFlow's initial weights, Cornac's batches,
+#: Keras's Adam; ``models._ncf_train``). WMF still needs TensorFlow.
+NCF_FAMILIES = ("MLP", "GMF", "NeuMF")
+#: The trainers of the NCF families: the package's (``"numpy"``) or Cornac's TensorFlow backend.
+NCF_BACKENDS = _NCF_BACKENDS
 
 
-def require_tensorflow(families) -> None:
-    """A clear ImportError when a neural family is asked for without TensorFlow."""
-    if set(families) & set(NEURAL_FAMILIES):
+def require_tensorflow(families, ncf_backend: str = "numpy") -> None:
+    """A clear ImportError when a family that needs TensorFlow is asked for without it: WMF,
+    and the NCF families with ``ncf_backend="tensorflow"``."""
+    need = [f for f in NEURAL_FAMILIES if f in set(families)
+            and (f not in NCF_FAMILIES or ncf_backend == "tensorflow")]
+    if need:
         try:
             import tensorflow  # noqa: F401
         except ImportError:
-            raise ImportError("the families " + ", ".join(NEURAL_FAMILIES) + " need "
-                              "TensorFlow: pip install -e '.[neural]' (CPU build)") from None
+            raise ImportError("the families " + ", ".join(need) + " need TensorFlow"
+                              + (" (with ncf_backend='tensorflow')" if ncf_backend == "tensorflow"
+                                 and set(need) & set(NCF_FAMILIES) else "")
+                              + ": pip install -e '.[neural]' (CPU build)") from None
 
 
-def zoo_of(sizes=AUTHORS_SIZES, families=AUTHORS_FAMILIES) -> dict:
+def zoo_of(sizes=AUTHORS_SIZES, families=AUTHORS_FAMILIES, ncf_backend: str = "numpy") -> dict:
     """Their models (``utils.get_models``), same hyper-parameters, seed 123 (the neural
-    families only if asked for, with Cornac's TensorFlow backend, the authors')."""
+    families only if asked for: WMF with Cornac's TensorFlow backend, the authors'; MLP, GMF
+    and NeuMF with ``backend=ncf_backend``)."""
     import cornac  # lazy
 
-    require_tensorflow(families)
+    require_tensorflow(families, ncf_backend)
     M = cornac.models
-    neural = dict(verbose=False, seed=123, backend="tensorflow")
+    neural = dict(verbose=False, seed=123, backend=ncf_backend)
     zoo = {"GA": M.GlobalAvg(name="GA"), "MPOP": M.MostPop(name="MPOP"),
            # their BaselineOnly(verbose=False) has no seed and draws from numpy's global
            # generator; we seed it (123, like the others) so that runs are reproducible
@@ -255,7 +268,8 @@ VALUE_COLUMNS = ["seed", "zoo", "truth", "model", "candidates", "propensity", "s
 
 
 def unit_values(data, unit, *, sizes, ks, n_strata, sweep, zoos, course_zoo, families,
-                powerlaw_fit="powerlaw2", progress=False, fit_cache=None) -> pd.DataFrame:
+                powerlaw_fit="powerlaw2", ncf_backend="numpy", progress=False,
+                fit_cache=None) -> pd.DataFrame:
     """The rows of one unit of work: ``unit=-1`` the separate truth, else one seed's split.
 
     ``attrs["seconds"]`` is its wall time. Units are independent, so they can run in any
@@ -269,9 +283,9 @@ def unit_values(data, unit, *, sizes, ks, n_strata, sweep, zoos, course_zoo, fam
     rows: list[tuple] = []
     start = time.perf_counter()
     if unit == -1:  # open-loop truth: separate models fitted on 100% of the log
-        for name, scores in iter_scores(zoo_of(sizes, families), data.mnar, n_users=n_users,
-                                        n_items=n_items, seed=0, progress=progress,
-                                        cache=fit_cache):
+        for name, scores in iter_scores(zoo_of(sizes, families, ncf_backend), data.mnar,
+                                        n_users=n_users, n_items=n_items, seed=0,
+                                        progress=progress, cache=fit_cache):
             rows += [(-1, "authors", "separate", name, "", "", "", "", 0, k, "truth", v)
                      for k, v in truth_values(scores, data.mar, threshold=thr, ks=ks)]
     else:
@@ -280,7 +294,8 @@ def unit_values(data, unit, *, sizes, ks, n_strata, sweep, zoos, course_zoo, fam
         split = SplitSet(data, seed, n_strata=n_strata, sweep=sweep, ks=ks,
                          mar_same=drop_seen(data.mar, train), powerlaw_fit=powerlaw_fit)
         for zoo in zoos:
-            models = zoo_of(sizes, families) if zoo == "authors" else model_zoo(seed=seed, **course_zoo)
+            models = (zoo_of(sizes, families, ncf_backend) if zoo == "authors"
+                      else model_zoo(seed=seed, **course_zoo))
             for name, scores in iter_scores(models, split.train, n_users=n_users, n_items=n_items,
                                             seed=seed, progress=progress, cache=fit_cache):
                 values, truth = split.evaluate(scores)

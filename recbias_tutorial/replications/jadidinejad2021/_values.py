@@ -22,7 +22,7 @@ from ..._validation import (as_real_array, check_choice, check_feedback, check_i
                             check_names, check_seeds, check_sequence)
 from . import _protocol as _proto
 from ._powerlaw import POWERLAW_FITS, fit_powerlaw
-from ._protocol import AUTHORS_FAMILIES, AUTHORS_SIZES, NEURAL_FAMILIES
+from ._protocol import AUTHORS_FAMILIES, AUTHORS_SIZES, NCF_BACKENDS, NEURAL_FAMILIES
 
 #: The protocol choices of the public API (``jadidinejad2021.CHOICES``, documented there): a
 #: copy of the engine's, the one every public function checks a protocol against.
@@ -30,16 +30,20 @@ CHOICES = dict(_proto.CHOICES)
 
 
 def authors_zoo(*, sizes: Sequence[int] = AUTHORS_SIZES,
-                families: Sequence[str] = AUTHORS_FAMILIES) -> dict:
+                families: Sequence[str] = AUTHORS_FAMILIES, ncf_backend: str = "numpy") -> dict:
     """Fresh Cornac models of the authors' zoo (``utils.get_models(variant="large")``).
 
     Same families, names and hyper-parameters as their code (MF without biases, learning
     rate 0.001 and early stopping; SVD at learning rate 0.001; PMF linear and non-linear;
     MMMF, BPR, WBPR; Cornac's defaults otherwise; seed 123), by default without the
-    families that need TensorFlow (:data:`LEFT_OUT_FAMILIES`). With TensorFlow installed
-    (the ``neural`` extra), :data:`NEURAL_FAMILIES` (``MLP``; ``WMF``, ``GMF``, ``NeuMF`` at
-    every size) can be asked for, with Cornac's TensorFlow backend, as the authors ran them
-    (Cornac 3's PyTorch backend refuses their ``NeuMF{k}``).
+    families that Cornac trains with TensorFlow (:data:`LEFT_OUT_FAMILIES`), which can be
+    asked for (:data:`NEURAL_FAMILIES`: ``MLP``; ``WMF``, ``GMF``, ``NeuMF`` at every size).
+    ``WMF`` needs TensorFlow (the ``neural`` extra), with Cornac's TensorFlow backend as the
+    authors ran it. The NCF families (:data:`NCF_FAMILIES`: MLP, GMF, NeuMF) are built with
+    ``backend=ncf_backend``: ``"numpy"`` (default) is the package's trainer, which starts
+    from TensorFlow's initial weights, draws Cornac's batches and applies Keras's Adam
+    without TensorFlow (one epoch equal to TensorFlow's weights to 1e-5); ``"tensorflow"``
+    is Cornac's own backend (Cornac 3's PyTorch backend refuses their ``NeuMF{k}``).
     One deviation: their ``BaselineOnly(verbose=False)`` has no seed (it draws from numpy's
     global generator); ours gets ``seed=123`` so that runs are reproducible.
 
@@ -49,6 +53,8 @@ def authors_zoo(*, sizes: Sequence[int] = AUTHORS_SIZES,
         Latent sizes (their 10, 20, ..., 100).
     families : sequence of str
         A subset of :data:`AUTHORS_FAMILIES` and :data:`NEURAL_FAMILIES`.
+    ncf_backend : {"numpy", "tensorflow"}, default "numpy"
+        The ``backend`` of the MLP, GMF and NeuMF models (:data:`NCF_BACKENDS`).
 
     Returns
     -------
@@ -59,9 +65,10 @@ def authors_zoo(*, sizes: Sequence[int] = AUTHORS_SIZES,
     ------
     ValueError
         If ``sizes`` or ``families`` is empty or names one twice, a size is not a positive
-        integer or a family is unknown.
+        integer, a family is unknown or ``ncf_backend`` is not one of :data:`NCF_BACKENDS`.
     ImportError
-        If a neural family is asked for and TensorFlow is not installed.
+        If ``WMF``, or an NCF family with ``ncf_backend="tensorflow"``, is asked for and
+        TensorFlow is not installed.
 
     See Also
     --------
@@ -69,13 +76,17 @@ def authors_zoo(*, sizes: Sequence[int] = AUTHORS_SIZES,
 
     Examples
     --------
-    >>> len(authors_zoo())  # of their 104: MLP, WMF, GMF and NeuMF need TF / PyTorch
+    >>> len(authors_zoo())  # of their 104: MLP, WMF, GMF and NeuMF are asked for by name
     73
+    >>> zoo = authors_zoo(sizes=(10, 20), families=["GMF", "NeuMF"])  # no TensorFlow needed
+    >>> list(zoo), zoo["GMF10"].backend
+    (['GMF10', 'GMF20', 'NeuMF10', 'NeuMF20'], 'numpy')
     """
     sizes = tuple(check_int(k, "sizes") for k in check_names(sizes, "sizes"))
     families = tuple(check_choice(f, "families", AUTHORS_FAMILIES + NEURAL_FAMILIES)
                      for f in check_names(families, "families"))
-    return _proto.zoo_of(sizes, families)
+    ncf_backend = check_choice(ncf_backend, "ncf_backend", NCF_BACKENDS)
+    return _proto.zoo_of(sizes, families, ncf_backend)
 
 
 def _check_data(data: Any) -> Any:
@@ -214,7 +225,7 @@ def protocol_values(data: Any, *, seeds: Sequence[int], sizes: Sequence[int] = A
                     sweep: Iterable[int] = (), zoos: Sequence[str] = ("authors",),
                     course_zoo: Mapping[str, Any] | None = None,
                     families: Sequence[str] = AUTHORS_FAMILIES,
-                    powerlaw_fit: str = "powerlaw2",
+                    powerlaw_fit: str = "powerlaw2", ncf_backend: str = "numpy",
                     progress: bool = False, cache: bool | None = None,
                     n_jobs: int = 1) -> pd.DataFrame:
     """Every value the two protocols and the steps between them need, over seeded splits.
@@ -246,12 +257,15 @@ def protocol_values(data: Any, *, seeds: Sequence[int], sizes: Sequence[int] = A
     course_zoo : mapping, optional
         Keyword arguments of ``models.model_zoo`` (``seed`` is the split's seed).
     families : sequence of str
-        Families of the authors' zoo to fit (a subset of :data:`AUTHORS_FAMILIES`, plus
-        :data:`NEURAL_FAMILIES` with TensorFlow installed).
+        Families of the authors' zoo to fit (a subset of :data:`AUTHORS_FAMILIES` and
+        :data:`NEURAL_FAMILIES`; WMF needs TensorFlow).
     powerlaw_fit : {"powerlaw2", "powerlaw1"}, default "powerlaw2"
         The fit behind the ``propensity == "powerlaw"`` rows (:func:`powerlaw_propensity`'s
         ``fit``): the installed powerlaw 2.x's, or powerlaw 1.x's, which the authors ran (on
         Coat, their alpha 4.01, x_min 28 and five-item head stratum).
+    ncf_backend : {"numpy", "tensorflow"}, default "numpy"
+        Who trains the NCF families (MLP, GMF, NeuMF): the package's trainer, without
+        TensorFlow, or Cornac's TensorFlow backend (:func:`authors_zoo`).
     progress : bool
         Text progress bars.
     cache : bool, optional
@@ -277,7 +291,7 @@ def protocol_values(data: Any, *, seeds: Sequence[int], sizes: Sequence[int] = A
     ------
     ValueError
         On a ``data`` without ``mar``, bad seeds, sizes, cut-offs, numbers of strata, zoo
-        names or ``powerlaw_fit``.
+        names, ``powerlaw_fit`` or ``ncf_backend``.
 
     See Also
     --------
@@ -304,14 +318,15 @@ def protocol_values(data: Any, *, seeds: Sequence[int], sizes: Sequence[int] = A
     zoos = tuple(check_choice(z, "zoos", CHOICES["zoo"]) for z in check_names(zoos, "zoos"))
     families = tuple(check_choice(f, "families", AUTHORS_FAMILIES + NEURAL_FAMILIES)
                      for f in check_names(families, "families"))
-    _proto.require_tensorflow(families)
+    ncf_backend = check_choice(ncf_backend, "ncf_backend", NCF_BACKENDS)
+    _proto.require_tensorflow(families, ncf_backend)
     powerlaw_fit = check_choice(powerlaw_fit, "powerlaw_fit", POWERLAW_FITS)
     n_jobs = check_int(n_jobs, "n_jobs", low=-1)
     if n_jobs == 0:
         raise ValueError("n_jobs must be a positive number of processes, or -1 for every core")
     arguments = dict(seeds=seeds, sizes=sizes, ks=ks, n_strata=n_strata, sweep=sweep,
                      zoos=zoos, course_zoo=dict(course_zoo or {}), families=families,
-                     powerlaw_fit=powerlaw_fit)
+                     powerlaw_fit=powerlaw_fit, ncf_backend=ncf_backend)
     return cached_table("jadidinejad2021.protocol_values", data, arguments,
                         lambda: _run_units(data, arguments, progress=progress, cache=cache,
                                            n_jobs=n_jobs),
