@@ -470,6 +470,25 @@ MORE_CASES = [
         PER_USER.assign(low=0.0, high=1.0, users=3)), "truth"),
     ("course_models threshold text", lambda: yang2018.course_models(threshold="4"), "threshold"),
     ("course_models threshold NaN", lambda: yang2018.course_models(threshold=np.nan), "threshold"),
+    # --- the Yang replication: the slides' reading, its grid and the search
+    ("Reading truth unknown", lambda: yang2018.Reading("x", truth="all"), "truth"),
+    ("Reading k_truth zero", lambda: yang2018.Reading("x", k_truth=0), "k_truth"),
+    ("Reading n_negatives full", lambda: yang2018.Reading("x", estimate="full", n_negatives=200),
+     "n_negatives"),
+    ("reading_grid ks empty", lambda: yang2018.reading_grid([]), "ks"),
+    ("reading_grid ks twice", lambda: yang2018.reading_grid([10, 10]), "ks"),
+    ("reading_grid ks bool", lambda: yang2018.reading_grid([True]), "ks"),
+    ("grid_table not a frame", lambda: yang2018.grid_table([1]), "rows"),
+    ("grid_table no grid rows", lambda: yang2018.grid_table(pd.DataFrame(
+        {c: [] for c in ("seed", "model", "reading", "draw", "metric", "estimator", "quantity",
+                         "value")})), "rows"),
+    ("grid_search missing column", lambda: yang2018.grid_search(T), "grid"),
+    ("grid_search cut zero", lambda: yang2018.grid_search(T, cut=0.0), "cut"),
+    ("grid_family missing column", lambda: yang2018.grid_family(T), "search"),
+    ("direction_test missing column", lambda: yang2018.direction_test(T), "table"),
+    ("authors_split_table grid_models", lambda: yang2018.authors_split_table(
+        {"m": rb.models.PosPop()}, rb.simulate(20, 10, seed=0, mean_ratings_per_user=3), seed=0,
+        grid_models=["other"]), "grid_models"),
     # --- Wang
     ("paper_random_split share", lambda: wang2025.paper_random_split(RAND, seed=0,
                                                                      test_share=1.0), "test_share"),

@@ -61,6 +61,25 @@ def test_provenance_with_other_data_is_refused(tmp_path):
         course.stored_results(tmp_path / "r")
 
 
+def test_a_further_table_must_name_a_dataset_of_the_registry(tmp_path):
+    """yang2018's grid is a second file of Yahoo! R3: its record names the dataset, whose
+    checksums it must carry like any other record; a name outside the registry is refused."""
+    folder, provenance, path = _copy(tmp_path)
+    (name, record), = provenance["datasets"].items()
+    provenance["datasets"][f"{name}_more"] = {**record, "dataset": name}
+    (folder / "provenance.json").write_text(json.dumps(provenance))
+    tables, _ = course.stored_results(folder)
+    assert set(tables) == {name, f"{name}_more"}
+    provenance["datasets"][f"{name}_more"]["dataset"] = "nowhere"
+    (folder / "provenance.json").write_text(json.dumps(provenance))
+    with pytest.raises(ValueError, match="no dataset of the registry"):
+        course.stored_results(folder)
+    provenance["datasets"][f"{name}_more"] = {**record, "dataset": "coat"}  # other data's sums
+    (folder / "provenance.json").write_text(json.dumps(provenance))
+    with pytest.raises(ValueError, match="other data"):
+        course.stored_results(folder)
+
+
 def test_results_are_read_by_paper_name_from_the_package():
     from recbias_tutorial import _stored_results
 
@@ -141,16 +160,18 @@ def _data(name: str):
     return rb.load(name)
 
 
-def _assert_same_rows(fresh: pd.DataFrame, old: pd.DataFrame, what: str) -> None:
+def _assert_same_rows(fresh: pd.DataFrame, old: pd.DataFrame, what: str,
+                      values: tuple[str, ...] = ("value",)) -> None:
     fresh, old = fresh.reset_index(drop=True), old.reset_index(drop=True)
-    key = [c for c in fresh.columns if c != "value"]
+    key = [c for c in fresh.columns if c not in values]
     assert len(fresh) == len(old) > 0, f"{what}: rows differ"
     merged = fresh.merge(old, on=key, suffixes=("", "_stored"), validate="one_to_one")
     assert len(merged) == len(fresh), f"{what}: rows differ"
-    np.testing.assert_allclose(merged["value"], merged["value_stored"], rtol=0, atol=1e-12,
-                               err_msg=f"{what}: stored values are stale")
-    pd.testing.assert_series_equal(merged["value"].isna(), merged["value_stored"].isna(),
-                                   check_names=False)
+    for value in values:
+        np.testing.assert_allclose(merged[value], merged[f"{value}_stored"], rtol=0, atol=1e-12,
+                                   err_msg=f"{what}: stored {value} values are stale")
+        pd.testing.assert_series_equal(merged[value].isna(), merged[f"{value}_stored"].isna(),
+                                       check_names=False)
 
 
 @pytest.mark.parametrize("name", ["coat", "yahoo_r3"])

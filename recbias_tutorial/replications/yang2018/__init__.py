@@ -26,7 +26,16 @@ by their error against the truth. This module runs that comparison for any set o
   :func:`reading_rows`, :func:`evaluate_readings` (each step, with the authors' file and
   function it follows), :func:`authors_models` / :func:`pmf_training` (U-CML, A-CML, BPR and
   PMF with the authors' settings), :func:`authors_split_table` (one split, every reading,
-  every negative draw), :func:`mae_summary` and :func:`snips_reduction`.
+  every negative draw), :func:`mae_summary` and :func:`snips_reduction`;
+* **the slides' reading** — :data:`SLIDES` (the public code's sampled MNAR estimate at
+  Recall@10 against the MAR positives ranked among every item without a training pair at
+  Recall@10, MAE = the gap between the aggregates), :data:`SLIDES_LADDER` (from
+  :data:`AUTHORS` one choice at a time), :data:`SLIDES_FAMILY` (the truths that fit the slides
+  about as well), :data:`SLIDES_NEGATIVES` (200 or 300 negatives for every model) and
+  :data:`READINGS` (every named reading, as stored); **found by searching**
+  :func:`reading_grid` against the slides with BPR and PMF (:data:`SEARCH_MODELS`) and checked
+  on U-CML and A-CML (:data:`CHECK_MODELS`): :func:`grid_table`, :func:`grid_search`,
+  :func:`grid_family`; :func:`direction_test` (over- or under-estimation, run by run).
 
 The exponent :math:`\gamma` is, in the paper, the popularity exponent of the serving policy,
 :math:`P^{\text{select}}_i \propto (n^*_i)^\gamma` (Steck 2011), "estimated from known online
@@ -42,20 +51,26 @@ import pandas as pd
 
 from . import _protocol as _proto
 from . import _authors as _authors
+from . import _readings as _readings
 from ._authors import (Reading, authors_split, evaluate_readings, reading_rows,
                        sampled_candidates, user_terms)
 from ._extensions import agreement_table, course_models, estimate_models, summarise
+from ._grid import (CHECK_MODELS, SEARCH_MODELS, SLIDE_MODELS, direction_test, grid_family,
+                    grid_search, grid_table)
+from ._readings import GRID_CHOICES, grid_name, reading_grid
 from ._protocol import same_users, snips_protocols, split_user_table, user_table
 from ._runs import (authors_models, authors_split_table, mae_summary, pmf_training,
                     snips_reduction)
 from ._tables import mae_over_splits, per_model_mae
 
-__all__ = ["AUTHORS", "COURSE", "GAMMAS", "LADDER", "PAPER_MAE_RECALL", "Reading",
-           "agreement_table", "authors_models", "authors_split", "authors_split_table",
-           "course_models", "estimate_models", "evaluate_readings", "mae_over_splits",
-           "mae_summary", "per_model_mae", "pmf_training", "reading_rows", "same_users",
-           "sampled_candidates", "snips_protocols", "snips_reduction", "split_user_table",
-           "summarise", "user_table", "user_terms"]
+__all__ = ["AUTHORS", "CHECK_MODELS", "COURSE", "GAMMAS", "GRID_CHOICES", "LADDER",
+           "PAPER_MAE_RECALL", "READINGS", "Reading", "SEARCH_MODELS", "SLIDES", "SLIDES_FAMILY",
+           "SLIDES_LADDER", "SLIDES_NEGATIVES", "SLIDE_MODELS", "agreement_table", "authors_models",
+           "authors_split", "authors_split_table", "course_models", "direction_test",
+           "estimate_models", "evaluate_readings", "grid_family", "grid_name", "grid_search",
+           "grid_table", "mae_over_splits", "mae_summary", "per_model_mae", "pmf_training",
+           "reading_grid", "reading_rows", "same_users", "sampled_candidates", "snips_protocols",
+           "snips_reduction", "split_user_table", "summarise", "user_table", "user_terms"]
 
 #: The sensitivity grid of the popularity exponent gamma used by the paper.
 GAMMAS: tuple[float, ...] = _proto.GAMMAS
@@ -80,12 +95,34 @@ Protocol = _proto.Protocol  # (test set, propensity or None, estimator name)
 #: The authors' Section 5 protocol, the replication: sampled negatives (200 / 300, the last 300
 #: entries kept), Recall@1, the MAR truth ranked among each user's own MAR songs, each side
 #: over its own users, MAE = ``|aggregate estimate - aggregate truth|``.
-AUTHORS: Reading = _authors.AUTHORS
+AUTHORS: Reading = _readings.AUTHORS
 
 #: The course's earlier reading of the slides, a named alternative: full-catalogue candidates on
 #: both sides, Recall@10, common users, mean of per-user gaps.
-COURSE: Reading = _authors.COURSE
+COURSE: Reading = _readings.COURSE
 
 #: From :data:`AUTHORS` to :data:`COURSE` one change at a time: MNAR candidates, MAR candidates,
 #: K, user set, per-user MAE.
-LADDER: tuple[Reading, ...] = _authors.LADDER
+LADDER: tuple[Reading, ...] = _readings.LADDER
+
+#: The reading the slides' numbers imply: the public code's sampled MNAR estimate (the
+#: authors' negatives, the last 300 kept) at Recall@10 against the MAR positives ranked among
+#: every item without a training pair at Recall@10, each side over its own users, MAE = the
+#: gap between the aggregates. Found by searching :func:`reading_grid` against the slides
+#: with BPR and PMF; U-CML and A-CML only check it.
+SLIDES: Reading = _readings.SLIDES
+
+#: From :data:`AUTHORS` to :data:`SLIDES` one change at a time: MAR candidates, then K = 10.
+SLIDES_LADDER: tuple[Reading, ...] = _readings.SLIDES_LADDER
+
+#: :data:`SLIDES` and the MAR truths that fit the slides about as well: every item, every
+#: item without a training or held-out pair, OpenRec's ``_evaluate_full`` exclusions, the
+#: test script's 200 negatives that ``eq`` cuts off.
+SLIDES_FAMILY: tuple[Reading, ...] = _readings.SLIDES_FAMILY
+
+#: :data:`SLIDES` with 200, then 300, negatives for every model (the negative-count
+#: sensitivity; the authors: 200 for BPR and PMF, 300 for U-CML and A-CML).
+SLIDES_NEGATIVES: tuple[Reading, ...] = _readings.SLIDES_NEGATIVES
+
+#: Every named reading, as the stored full-scale run holds them.
+READINGS: tuple[Reading, ...] = _readings.READINGS

@@ -33,79 +33,30 @@ follows a file of ylongqi/unbiased-offline-recommender-evaluation, ``experiments
 
 :data:`AUTHORS` is that protocol; :data:`COURSE` the course's full-catalogue reading (candidates
 = every item without a training pair, K = 10, common users, per-user MAE); :data:`LADDER`
-walks from one to the other one choice at a time.
+walks from one to the other one choice at a time. The readings the slides' numbers imply
+(``SLIDES`` and its family, the grid searched to find them) are in ``_readings``; the further
+truth sides they use follow OpenRec too: ``"catalogue"`` (every item), ``"no-heldout"``
+(every item without a training or held-out MNAR pair of the user), ``"openrec"``
+(``_evaluate_full`` with the test script's exclusions, ``_exclude_positives([train,
+test_pos, test_neg])``: each MAR positive ranked among the items the user has neither
+trained on nor MAR-rated, OpenRec's ``_full_rank``) and ``"sampled"`` (the test script's
+:data:`TEST_NEGATIVES` sampled negatives that ``eq`` cuts off, kept: ``_evaluate_partial`` of
+the MAR positives).
 """
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, MutableMapping, Sequence
 
 import numpy as np
 import pandas as pd
 
 from ..._validation import check_int, check_real
 from ...data import FeedbackData, drop_seen, random_split
+from ._readings import AUTHORS, COURSE, LADDER, TEST_NEGATIVES, Reading  # noqa: F401 (re-export)
 
 #: calc_metrics keeps the last 300 entries of each user's (negatives + positives) list.
 KEEP_LAST = 300
-
-
-@dataclasses.dataclass(frozen=True)
-class Reading:
-    """One way of running the protocol (see the module docstring for each field's source).
-
-    Attributes
-    ----------
-    name : str
-        Label shown in tables.
-    estimate : str
-        Candidates of the MNAR (estimate) side: ``"sampled"`` (the authors' sampled
-        negatives and the positives) or ``"full"`` (every item without a training pair).
-    truth : str
-        Candidates of the MAR (truth) side: ``"mar"`` (the user's MAR-rated items) or
-        ``"full"`` (every item without a training pair).
-    k : int
-        Recall cut-off.
-    users : str
-        ``"own"`` (each side over its own users) or ``"common"`` (both over the users present
-        on both sides).
-    mae : str
-        ``"aggregate"`` (:math:`|\\hat R - R|` of the means) or ``"per_user"`` (the mean of
-        per-user gaps, common users only).
-    """
-
-    name: str
-    estimate: str = "sampled"
-    truth: str = "mar"
-    k: int = 1
-    users: str = "own"
-    mae: str = "aggregate"
-
-    def __post_init__(self) -> None:
-        for field, allowed in (("estimate", ("sampled", "full")), ("truth", ("mar", "full")),
-                               ("users", ("own", "common")), ("mae", ("aggregate", "per_user"))):
-            if getattr(self, field) not in allowed:
-                raise ValueError(f"{field} must be one of {allowed}, got {getattr(self, field)!r}")
-        check_int(self.k, "k")
-        if self.mae == "per_user" and self.users != "common":
-            raise ValueError("mae='per_user' needs users='common' (a per-user gap needs both sides)")
-
-
-#: The authors' protocol (the replication).
-AUTHORS = Reading("authors' protocol")
-#: The course's earlier full-catalogue reading.
-COURSE = Reading("course's reading", estimate="full", truth="full", k=10, users="common",
-                 mae="per_user")
-#: From the authors' protocol to the course's reading, one change at a time.
-LADDER: tuple[Reading, ...] = (
-    AUTHORS,
-    Reading("+ MNAR candidates: full catalogue", estimate="full"),
-    Reading("+ MAR candidates: full catalogue", estimate="full", truth="full"),
-    Reading("+ K = 10", estimate="full", truth="full", k=10),
-    Reading("+ common users", estimate="full", truth="full", k=10, users="common"),
-    dataclasses.replace(COURSE, name="+ per-user MAE (= course's reading)"),
-)
 
 
 def authors_split(data: FeedbackData, *, seed: int,
@@ -194,7 +145,7 @@ def sampled_candidates(train: pd.DataFrame, val: pd.DataFrame, *, n_users: int, 
 
 def user_terms(scores: np.ndarray, candidates: np.ndarray, positives: pd.DataFrame,
                counts: np.ndarray, *, k: int | Sequence[int], gammas: Mapping[str, float],
-               chunk: int = 4096) -> pd.DataFrame:
+               chunk: int = 4096, outside: bool = False) -> pd.DataFrame:
     r"""Per-user self-normalised terms of ``calc_metrics`` / ``eq`` for each gamma.
 
     :math:`Z_{ui}` = number of candidates of ``u`` scored strictly above ``i``; recall term
@@ -217,6 +168,10 @@ def user_terms(scores: np.ndarray, candidates: np.ndarray, positives: pd.DataFra
         are computed once).
     gammas : mapping label -> gamma
         ``-1`` is AOA.
+    outside : bool, default False
+        Allow positives that are not candidates, each ranked among the candidates (itself
+        not counted), as OpenRec's ``_full_rank`` ranks a positive among the items not
+        excluded (the other positives excluded too).
 
     Returns
     -------
@@ -228,7 +183,7 @@ def user_terms(scores: np.ndarray, candidates: np.ndarray, positives: pd.DataFra
     Raises
     ------
     ValueError
-        If a positive is not a candidate.
+        If a positive is not a candidate (unless ``outside``).
 
     Examples
     --------
@@ -242,7 +197,7 @@ def user_terms(scores: np.ndarray, candidates: np.ndarray, positives: pd.DataFra
     i = positives["item"].to_numpy(np.int64)
     warm = counts[i] > 0
     u, i = u[warm], i[warm]
-    if not candidates[u, i].all():
+    if not outside and not candidates[u, i].all():
         raise ValueError("every positive must be one of its user's candidates")
     z = np.empty(len(u))
     for start in range(0, len(u), chunk):
@@ -311,46 +266,118 @@ def reading_rows(estimate: pd.DataFrame, truth: pd.DataFrame, reading: Reading,
 def evaluate_readings(scores: np.ndarray, train: pd.DataFrame, val: pd.DataFrame,
                       truth: pd.DataFrame, *, n_items: int, threshold: float,
                       readings: Sequence[Reading], gammas: Mapping[str, float],
-                      n_negatives: int, draws: Iterable[int], seed: int) -> pd.DataFrame:
+                      n_negatives: int, draws: Iterable[int], seed: int,
+                      candidates: MutableMapping | None = None) -> pd.DataFrame:
     """One model's scores under every reading; sampled readings once per negative draw.
 
-    Draw ``d`` of split ``seed`` samples with ``numpy.random.default_rng([seed, d])`` (the
-    authors drew once, ``seed=10``). Readings with full-catalogue candidates on the MNAR side
-    do not depend on the draw: they get ``draw = -1``.
+    Draw ``d`` of split ``seed`` samples the MNAR side's negatives with
+    ``numpy.random.default_rng([seed, d])`` (the authors drew once, ``seed=10``; a reading's
+    ``n_negatives`` keeps more or fewer of the same draw) and the test script's negatives of
+    ``truth="sampled"`` with ``default_rng([seed, d, 1])``. Readings with neither side sampled
+    do not depend on the draw: they get ``draw = -1``. ``candidates``, a dict kept across the
+    models of one split, holds the sampled candidate sets (they depend on the split and the
+    draw, not on the scores), so that they are drawn once per split.
 
     Returns
     -------
     pandas.DataFrame
         Columns ``reading``, ``draw`` and those of :func:`reading_rows`.
     """
+    side = _side_terms(scores, train, val, truth, n_items=n_items, threshold=threshold,
+                       readings=readings, gammas=gammas, n_negatives=n_negatives, seed=seed,
+                       candidates=candidates)
+    rows = []
+    for reading in readings:
+        for draw in _reading_draws(reading, draws):
+            est, tru = _reading_sides(side, reading, draw)
+            rows.append(reading_rows(est, tru, reading).assign(reading=reading.name, draw=draw))
+    out = pd.concat(rows, ignore_index=True)
+    return out[["reading", "draw", "metric", "estimator", "quantity", "users", "value"]]
+
+
+def _reading_draws(reading: Reading, draws: Iterable[int]) -> list[int]:
+    """The negative draws a reading is evaluated on: every draw if a side is sampled, else -1."""
+    sampled = reading.estimate == "sampled" or reading.truth == "sampled"
+    return list(draws) if sampled else [-1]
+
+
+def _reading_sides(side: Callable, reading: Reading, draw: int
+                   ) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(estimate, truth) per-user terms of one reading and draw (truth: its AOA columns)."""
+    est = (side("sampled", draw, reading.n_negatives) if reading.estimate == "sampled"
+           else side("full-mnar"))[reading.k]
+    tru = side(f"mar:{reading.truth}", draw if reading.truth == "sampled" else -1)[
+        reading.k if reading.k_truth is None else reading.k_truth]
+    return est, tru.loc[:, tru.columns.get_level_values("estimator") == "AOA"]
+
+
+def _side_terms(scores: np.ndarray, train: pd.DataFrame, val: pd.DataFrame,
+                truth: pd.DataFrame, *, n_items: int, threshold: float,
+                readings: Sequence[Reading], gammas: Mapping[str, float], n_negatives: int,
+                seed: int, candidates: MutableMapping | None = None) -> Callable:
+    """``side(kind, draw=-1, n=None)``: :func:`user_terms` of one candidate set, computed once.
+
+    ``kind`` is ``"sampled"`` (``n`` negatives, default ``n_negatives``), ``"full-mnar"`` or
+    ``"mar:<truth>"`` (a :class:`Reading`'s ``truth``); the cut-offs are every ``k`` and
+    ``k_truth`` of ``readings``; ``gammas`` gains ``AOA`` (-1).
+    """
     n_users = scores.shape[0]
     counts = np.bincount(train["item"].to_numpy(np.int64), minlength=n_items)
     seen = _pair_mask(train, n_users, n_items)
     gammas = {"AOA": -1.0, **gammas}
     mar_pos = truth[truth["rating"] >= threshold]
-    terms: dict[tuple[str, int], pd.DataFrame] = {}
+    ks = sorted({r.k for r in readings} | {r.k_truth for r in readings if r.k_truth is not None})
+    masks = {} if candidates is None else candidates
+    terms: dict[tuple, pd.DataFrame] = {}
 
-    def side(kind: str, draw: int = -1) -> pd.DataFrame:
-        if (kind, draw) not in terms:
+    def side(kind: str, draw: int = -1, n: int | None = None) -> pd.DataFrame:
+        n = n_negatives if n is None else n
+        key = (kind, draw, n if kind == "sampled" else None)
+        if key not in terms:
+            outside = False
             if kind == "sampled":
-                cand = sampled_candidates(train, val, n_users=n_users, n_items=n_items,
-                                          n_negatives=n_negatives, seed=[seed, draw])
-                pos = val
-            elif kind == "mar":
-                cand, pos = _pair_mask(truth, n_users, n_items), mar_pos
-            else:
-                cand = ~seen
-                pos = val if kind == "full-mnar" else mar_pos
-            terms[(kind, draw)] = user_terms(scores, cand, pos, counts,
-                                             k=sorted({r.k for r in readings}), gammas=gammas)
-        return terms[(kind, draw)]
+                if key not in masks:
+                    masks[key] = sampled_candidates(train, val, n_users=n_users, n_items=n_items,
+                                                    n_negatives=n, seed=[seed, draw])
+                cand, pos = masks[key], val
+            elif kind == "full-mnar":
+                cand, pos = ~seen, val
+            elif kind == "mar:sampled":
+                if key not in masks:
+                    masks[key] = _truth_candidates("sampled", seen, train, val, truth, mar_pos,
+                                                   n_items=n_items, seed=[seed, draw, 1])[0]
+                cand, pos = masks[key], mar_pos
+            else:  # the MAR side
+                cand, pos, outside = _truth_candidates(kind[len("mar:"):], seen, train, val,
+                                                       truth, mar_pos, n_items=n_items,
+                                                       seed=[seed, draw, 1])
+            terms[key] = user_terms(scores, cand, pos, counts, k=ks, gammas=gammas,
+                                    outside=outside)
+        return terms[key]
 
-    rows = []
-    for reading in readings:
-        for draw in (list(draws) if reading.estimate == "sampled" else [-1]):
-            est = side("sampled" if reading.estimate == "sampled" else "full-mnar", draw)[reading.k]
-            tru = side("mar" if reading.truth == "mar" else "full-mar")[reading.k]
-            tru = tru.loc[:, tru.columns.get_level_values("estimator") == "AOA"]
-            rows.append(reading_rows(est, tru, reading).assign(reading=reading.name, draw=draw))
-    out = pd.concat(rows, ignore_index=True)
-    return out[["reading", "draw", "metric", "estimator", "quantity", "users", "value"]]
+    return side
+
+
+def _truth_candidates(kind: str, seen: np.ndarray, train: pd.DataFrame, val: pd.DataFrame,
+                      truth: pd.DataFrame, mar_pos: pd.DataFrame, *, n_items: int,
+                      seed: list[int]) -> tuple[np.ndarray, pd.DataFrame, bool]:
+    """(candidates, positives, positives may lie outside) of one MAR-side candidate set."""
+    n_users = seen.shape[0]
+    if kind == "mar":
+        return _pair_mask(truth, n_users, n_items), mar_pos, False
+    if kind == "full":
+        return ~seen, mar_pos, False
+    if kind == "catalogue":
+        return np.ones_like(seen), mar_pos, False
+    if kind == "no-heldout":
+        return ~(seen | _pair_mask(val, n_users, n_items)) | _pair_mask(mar_pos, n_users,
+                                                                         n_items), mar_pos, False
+    if kind == "openrec":  # _exclude_positives([train, test_pos, test_neg]) + _full_rank
+        return ~(seen | _pair_mask(truth, n_users, n_items)), mar_pos, True
+    # "sampled": _sample_negatives among the items outside train, test_pos and test_neg, all
+    # TEST_NEGATIVES kept (no calc_metrics cut on the test side), plus the MAR positives
+    excluded = pd.concat([train[["user", "item"]], truth[["user", "item"]]], ignore_index=True)
+    cand = sampled_candidates(excluded, mar_pos, n_users=n_users, n_items=n_items,
+                              n_negatives=TEST_NEGATIVES, seed=seed,
+                              keep_last=TEST_NEGATIVES + n_items)
+    return cand, mar_pos, False
