@@ -251,29 +251,41 @@ def test_carraro2022_subsample_recomputes_to_1e12(name):
 
 
 def test_yang2018_subsample_recomputes_to_1e12(monkeypatch):
-    """Three models x one split of the authors' protocol and its ladder, every draw, from
-    scratch. A-CML (the slowest fit, about two minutes) is left out of the draw: its loss
-    shares U-CML's code path and is checked in tests/replications/test_yang2018_authors.py."""
-    from replicate import YANG, yang_models, yang_unit
+    """Three models x one split of every named reading (the authors' protocol, both ladders,
+    the slides' reading, its family and negative counts) and, for the slides' models among
+    them, of the grid searched against the slides, every draw, from scratch. A-CML (the
+    slowest fit, about two minutes) is left out of the draw: its loss shares U-CML's code path
+    and is checked in tests/replications/test_yang2018_authors.py."""
+    from replicate import YANG, yang_models, yang_tables, yang_unit
 
     from recbias_tutorial.replications import yang2018
 
     tables, provenance = course.stored_results(RESULTS / "yang2018")
-    assert set(tables) == {"yahoo_r3"}, "yang2018 is stored for Yahoo! R3 only"
+    assert set(tables) == {"yahoo_r3", "yahoo_r3_grid"}, "yang2018 is stored for Yahoo! R3 only"
+    assert provenance["datasets"]["yahoo_r3_grid"]["dataset"] == "yahoo_r3"
     assert provenance["protocol"]["seeds"] == list(YANG["seeds"])
     assert provenance["protocol"]["draws"] == list(YANG["draws"])
     assert provenance["protocol"]["n_iter"] == YANG["n_iter"]
-    stored, data = tables["yahoo_r3"], _data("yahoo_r3")
+    assert provenance["protocol"]["grid"]["readings"] == len(yang2018.reading_grid())
+    stored, grid, data = tables["yahoo_r3"], tables["yahoo_r3_grid"], _data("yahoo_r3")
     models = yang_models(data, seed=0)
     assert set(stored["model"]) == set(models), "models differ from replicate.yang_models"
-    assert set(stored["reading"]) == {r.name for r in yang2018.LADDER}
+    assert set(stored["reading"]) == {r.name for r in yang2018.READINGS}
+    assert set(grid["model"]) == set(yang2018.SLIDE_MODELS.values())
     rng = np.random.default_rng(20261126)  # fixed: the same subsample on every build
     seed = int(rng.choice(YANG["seeds"]))
     picked = sorted(rng.choice(sorted(set(models) - {"A-CML"}), size=3, replace=False))
     monkeypatch.setenv("RECBIAS_FIT_CACHE", "0")  # no fitted scores read back either
     fresh, _, _ = yang_unit(data, seed=seed, models=picked)
+    fresh = yang_tables(fresh) if set(picked) & set(yang2018.SLIDE_MODELS.values()) else {
+        "yahoo_r3": fresh}
     old = stored[stored["model"].isin(picked) & (stored["seed"] == seed)]
-    _assert_same_rows(fresh, old, f"yang2018 {picked} split {seed}")
+    _assert_same_rows(fresh["yahoo_r3"], old, f"yang2018 {picked} split {seed}")
+    if "yahoo_r3_grid" in fresh:
+        old = grid[grid["model"].isin(picked) & (grid["seed"] == seed)]
+        values = tuple(c for c in old.columns if c.startswith(("AOA ", "MAE: ")))
+        _assert_same_rows(fresh["yahoo_r3_grid"], old, f"yang2018 grid {picked} split {seed}",
+                          values=values)
 
 
 def test_wang2025_subsample_recomputes_to_1e12(monkeypatch):
