@@ -4,6 +4,8 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 JB     := $(BIN)/jupyter-book build . -W -n --keep-going
+# the tests run on every core, one test file per worker (its fixtures are set up once)
+XDIST  := -n $(or $(TEST_JOBS),2) --dist loadfile
 
 .PHONY: book student notebooks test pytest site-test lab bench clean clean-cache homework grade replicate report
 
@@ -37,9 +39,9 @@ notebooks: $(STAMP)
 ## then every chapter opened in JupyterLab and run (Run All) as a student does, then the wheel in a
 ## fresh virtual environment running every chapter and homework notebook alone in an empty folder
 test: $(STAMP)
-	$(BIN)/python -m pytest -q --ignore=tests/test_site.py --ignore=tests/test_browser.py --ignore=tests/test_lab.py --ignore=tests/test_wheel.py
+	$(BIN)/python -m pytest -q $(XDIST) --ignore=tests/test_site.py --ignore=tests/test_browser.py --ignore=tests/test_lab.py --ignore=tests/test_wheel.py
 	$(JB)
-	RECBIAS_REQUIRE_SITE=1 $(BIN)/python -m pytest -q tests/test_site.py tests/test_browser.py tests/test_lab.py tests/test_wheel.py
+	RECBIAS_REQUIRE_SITE=1 $(BIN)/python -m pytest -q $(XDIST) tests/test_site.py tests/test_browser.py tests/test_lab.py tests/test_wheel.py
 
 ## make homework: the problem sets of homework/ for otter-grader, in _build/homework: student/<set>/
 ## (notebook + public checks), autograder/<set>.zip (all tests) and solutions/<set>.ipynb

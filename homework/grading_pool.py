@@ -21,8 +21,11 @@ import math
 import multiprocessing
 import os
 import time
+from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+
+from recbias_tutorial._validation import check_int, check_real
 
 #: Seconds a submission's own cells may run, in all (``make grade TIME_LIMIT=...``).
 DEFAULT_TIME_LIMIT = 180
@@ -54,10 +57,12 @@ def time_limited(limit: float):
     Yields the clock, whose ``stopped`` lists the marked indices of the interrupted cells.
     Swaps ``nbconvert.preprocessors.ExecutePreprocessor`` (which otter imports when it
     grades) for a subclass and restores it on exit; meant for a grading worker process.
+    ``limit`` must be a positive number of seconds (``ValueError`` otherwise, before the
+    block runs).
     """
+    clock = _Clock(check_real(limit, "limit", low=0.0, low_open=True))
     import nbconvert.preprocessors as pre
 
-    clock = _Clock(float(limit))
     base = pre.ExecutePreprocessor
 
     class TimeLimited(base):
@@ -112,16 +117,32 @@ def _child(conn, fn, args) -> None:
         conn.close()
 
 
-def run_pool(tasks: list, fn, *, n_jobs: int, hard_limit: float, desc: str = "grading"):
+def run_pool(tasks: list, fn: Callable, *, n_jobs: int, hard_limit: float,
+             desc: str = "grading"):
     """``fn(*args)`` for each ``(key, args)`` of ``tasks``, ``n_jobs`` forked workers at a time.
 
     Returns ``{key: (status, value)}``: ``("ok", fn's result)``, ``("error", message)`` or
     ``("killed", seconds)`` for a worker still running after ``hard_limit`` seconds (killed with
     every process under it). Results do not depend on ``n_jobs`` or on the order of finishing.
+    Raises ``ValueError`` if ``n_jobs`` is not an int >= 1, ``hard_limit`` not a positive
+    number of seconds, ``fn`` not callable, or ``tasks`` not ``(key, args)`` pairs with
+    distinct keys (a result per key).
     """
     from multiprocessing.connection import wait
 
     from tqdm.std import tqdm
+
+    n_jobs = check_int(n_jobs, "n_jobs", low=1)
+    hard_limit = check_real(hard_limit, "hard_limit", low=0.0, low_open=True)
+    if not callable(fn):
+        raise ValueError(f"fn must be callable, got {fn!r:.60}")
+    tasks = list(tasks)
+    if not all(isinstance(t, tuple) and len(t) == 2 and isinstance(t[1], (tuple, list))
+               for t in tasks):
+        raise ValueError("tasks must be (key, args) pairs, args a tuple of fn's arguments")
+    keys = [key for key, _ in tasks]
+    if len(set(keys)) != len(keys):
+        raise ValueError("tasks has a key twice: each task's result is stored under its key")
 
     ctx = multiprocessing.get_context("fork")  # the parent's imports (otter, numpy) are reused
     pending, running, done = list(tasks), {}, {}

@@ -42,7 +42,6 @@ import csv
 import hashlib
 import io
 import json
-import math
 import re
 import shutil
 import subprocess
@@ -57,6 +56,8 @@ sys.path.insert(0, str(HOMEWORK))  # its sibling grading_pool, however this file
 from grading_pool import (DEFAULT_TIME_LIMIT, TEST_ALLOWANCE, default_jobs,  # noqa: E402
                           mark_cells, run_pool, time_limited)
 from screening import _INIT, question_of, screen_cell, screen_notebook  # noqa: E402,F401
+
+from recbias_tutorial._validation import check_int, check_real  # noqa: E402
 
 ROOT = HOMEWORK.parent
 DEFAULT_OUT = ROOT / "_build" / "homework"
@@ -203,12 +204,18 @@ def _questions(zip_path: Path) -> list[str]:
     return sorted(names, key=lambda q: (len(q), q))
 
 
+def _check_time_limit(time_limit) -> float:
+    """A positive number of seconds (a bool is not one)."""
+    return check_real(time_limit, "time_limit", low=0.0, low_open=True)
+
+
 def grade_one(path: Path, zip_path: Path, time_limit: float = DEFAULT_TIME_LIMIT
               ) -> tuple[dict, list[str], str]:
     """Grade one notebook: {question: (points, possible, note)}, general notes, and the status
     ("graded", or "timed out" when cells were stopped at ``time_limit`` seconds)."""
     from otter.api import grade_submission
 
+    time_limit = _check_time_limit(time_limit)
     nb = json.loads(Path(path).read_text())
     nb, zero, outside = screen_notebook(nb)
     mark_cells(nb)
@@ -286,11 +293,8 @@ def grade(submissions: Path, out: Path, homework: Path = DEFAULT_OUT, *,
     finished); ``n_jobs`` notebooks are graded at a time (default: every core). Prints a
     summary: graded, timed out, not graded, unreadable."""
     submissions, out, homework = Path(submissions), Path(out), Path(homework)
-    if not (isinstance(time_limit, (int, float)) and math.isfinite(time_limit) and time_limit > 0):
-        raise ValueError(f"time_limit must be a positive number of seconds, got {time_limit!r}")
-    n_jobs = default_jobs() if n_jobs is None else n_jobs
-    if not (isinstance(n_jobs, int) and n_jobs >= 1):
-        raise ValueError(f"n_jobs must be a positive integer, got {n_jobs!r}")
+    time_limit = _check_time_limit(time_limit)
+    n_jobs = default_jobs() if n_jobs is None else check_int(n_jobs, "n_jobs", low=1)
     zips = {p.stem: p for p in sorted((homework / "autograder").glob("*.zip"))}
     if not zips:
         raise SystemExit(f"no autograder in {homework / 'autograder'}: run `make homework` first")

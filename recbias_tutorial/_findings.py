@@ -13,13 +13,16 @@ the paper's value inside our 95% interval, on the same side of a reference value
 from __future__ import annotations
 
 import ast
-import math
+import cmath
 import numbers
 import string
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 import numpy as np
+
+from ._params import Interval, declare
+from ._validation import as_real_array, check_identifier, check_real
 
 #: The verdict scale of the replication report, strongest first.
 VERDICTS: tuple[str, ...] = ("reproduced within our interval", "same direction, other level", "differs")
@@ -31,8 +34,10 @@ _ALLOWED_NODES = (ast.Expression, ast.BoolOp, ast.BinOp, ast.UnaryOp, ast.Compar
                   ast.Name, ast.Load, ast.Constant, ast.Tuple, ast.List, ast.Subscript,
                   ast.operator, ast.unaryop, ast.boolop, ast.cmpop, ast.IfExp, ast.Slice)
 
-#: Every finding checked in this kernel, in order: name -> (text, condition, numbers).
+#: Every finding checked in this kernel, in order: name -> (words, condition, numbers).
 CHECKED: dict[str, tuple[str, str, dict]] = {}
+#: What each name was stated with: name -> (text, condition, cell id or None).
+_STATED: dict[str, tuple[str, str, str | None]] = {}
 
 
 #: The takeaways a page stated before its first section: name -> words. Each is confirmed
@@ -61,7 +66,7 @@ def _plain(value: Any) -> Any:
     """A Python scalar for a numpy scalar (glued text then formats like the prose expects)."""
     if isinstance(value, np.generic):
         value = value.item()
-    if isinstance(value, bool) or not isinstance(value, numbers.Number):
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
         return value
     return int(value) if isinstance(value, numbers.Integral) else float(value)
 
@@ -90,12 +95,38 @@ def _parse_condition(condition: str, names: set[str]) -> ast.Expression:
     return tree
 
 
+def _non_finite(value: Any) -> Any:
+    """A NaN or infinite number inside ``value`` (a number, or a list, tuple, set, mapping or
+    array of them, at any depth), or None when every number in it is finite."""
+    if hasattr(value, "to_numpy") and not isinstance(value, (str, bytes)):
+        value = value.to_numpy()  # a pandas Series or Index
+    if isinstance(value, np.ndarray):
+        if value.dtype.kind in "fc":
+            bad = ~np.isfinite(value)
+            return value[bad].flat[0] if bad.any() else None
+        return None if value.dtype != object else _non_finite(value.tolist())
+    if isinstance(value, Mapping):
+        value = list(value.values())
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return next((b for b in map(_non_finite, value) if b is not None), None)
+    value = _plain(value)
+    if isinstance(value, (float, complex)) and not cmath.isfinite(value):
+        return value
+    return None
+
+
 def _check_numbers(numbers_: Mapping[str, Any]) -> dict[str, Any]:
     out = {}
     for key, value in numbers_.items():
+        check_identifier(key, f"numbers: the number name {key!r}")
+        if key in _ALLOWED_CALLS:
+            raise ValueError(f"numbers: {key!r} is a function conditions may call; give the "
+                             "number another name")
         value = _plain(value)
-        if isinstance(value, float) and not math.isfinite(value):
-            raise ValueError(f"numbers: {key} is {value}; a finding rests on finite numbers")
+        bad = _non_finite(value)
+        if bad is not None:
+            what = f"is {bad}" if bad is value else f"holds {bad} (inside it)"
+            raise ValueError(f"numbers: {key} {what}; a finding rests on finite numbers")
         if isinstance(value, (list, tuple)):
             value = type(value)(_plain(v) for v in value)
         out[key] = value
@@ -137,11 +168,14 @@ def check_finding(name: str, text: str, *, holds: str, **numbers_: Any) -> str:
         If the condition is false: the message names the finding, the condition and the
         numbers.
     ValueError
-        If ``name`` is not an identifier, ``text`` names a field that is not a number, the
-        condition is not an expression over the numbers, or a number is NaN or infinite.
+        If ``name`` is not an identifier (or is a Python keyword) or names another finding
+        already stated in this kernel; ``text`` names a field that is not a number or cannot
+        be formatted with the numbers; the condition is not an expression over the numbers,
+        or fails on them (the message names the finding and its numbers); a number's name is
+        a keyword or a function conditions may call; or a number is NaN or infinite, or holds
+        one (in a list, tuple, mapping or array).
     """
-    if not isinstance(name, str) or not name.isidentifier():
-        raise ValueError(f"name must be a Python identifier, got {name!r}")
+    check_identifier(name, "name")
     if not isinstance(text, str) or not text.strip():
         raise ValueError(f"text must be a non-empty string, got {text!r}")
     values = _check_numbers(numbers_)
@@ -150,19 +184,67 @@ def check_finding(name: str, text: str, *, holds: str, **numbers_: Any) -> str:
         raise ValueError(f"text: {text!r} names {', '.join(sorted(missing))}, which the finding "
                          "was not given")
     tree = _parse_condition(holds, set(values))
-    result = eval(compile(tree, f"<finding {name}>", "eval"),  # noqa: S307 - parsed above
-                  {"__builtins__": {}, **_ALLOWED_CALLS}, dict(values))
+    _check_restatement(name, text, holds)
+    try:
+        words = text.format(**values)
+    except (ValueError, TypeError, KeyError, IndexError, AttributeError) as err:
+        raise ValueError(f"text: {text!r} of finding {name!r} cannot be formatted with "
+                         f"{_number_text(values)} ({type(err).__name__}: {err})") from None
+    try:
+        result = eval(compile(tree, f"<finding {name}>", "eval"),  # noqa: S307 - parsed above
+                      {"__builtins__": {}, **_ALLOWED_CALLS}, dict(values))
+    except Exception as err:  # noqa: BLE001 - any failure of the condition, named
+        raise ValueError(f"holds: `{holds}` of finding {name!r} cannot be evaluated for "
+                         f"{_number_text(values)} ({type(err).__name__}: {err})") from None
     if not isinstance(result, (bool, np.bool_)):
         raise ValueError(f"holds: {holds!r} gives {result!r}, not True or False")
     if not result:
         raise FindingFailed(f"finding {name!r} no longer holds: `{holds}` is false for "
                             f"{_number_text(values)}. The page says: {text!r}. Rewrite the "
                             "finding to what the numbers show, or find why they changed.")
-    words = text.format(**values)
     CHECKED[name] = (words, holds, values)
+    if _STATED.get(name, (None, None))[:2] != (text, holds):  # new, or edited in its own cell
+        _STATED[name] = (text, holds, _cell_id())
     return words
 
 
+def _cell_id() -> str | None:
+    """The id of the notebook cell running now (JupyterLab sends it with each execution
+    request; the book build's nbclient does not), or None."""
+    try:
+        from IPython import get_ipython
+
+        kernel = getattr(get_ipython(), "kernel", None)
+        parent = kernel.get_parent() if kernel is not None else None
+        return (parent or {}).get("metadata", {}).get("cellId") or None
+    except Exception:  # noqa: BLE001 - no kernel, an older one: no cell to tell apart
+        return None
+
+
+def _check_restatement(name: str, text: str, holds: str) -> None:
+    """Refuse a second, different finding under a name already stated in this kernel.
+
+    A cell run again restates its findings: the same words and condition (its numbers may
+    have changed) are accepted from anywhere, and an edited finding from the cell that stated
+    it (JupyterLab tells cells apart; elsewhere, in the book build or plain Python, a changed
+    finding needs a name of its own, or a fresh kernel). Anything else would replace the
+    first finding and the prose quoting it without a word.
+    """
+    if name not in _STATED:
+        return
+    old_text, old_holds, old_cell = _STATED[name]
+    if (old_text, old_holds) == (text, holds):
+        return
+    cell = _cell_id()
+    if cell is not None and cell == old_cell:
+        return
+    raise ValueError(f"name: a finding {name!r} was already stated in this kernel with other "
+                     f"words or another condition ({old_text!r}, holds `{old_holds}`); each "
+                     "finding needs its own name (restart the kernel if you renamed one)")
+
+
+@declare(paper=Interval(float), level=Interval(float, 0.0, 1.0, open="both"),
+         reference=Interval(float, optional=True))
 def verdict(paper: float, ours: Any, *, reference: float | None = None, level: float = 0.95,
             interval: tuple[float, float] | None = None) -> Verdict:
     """Grade one headline number on the report's fixed scale.
@@ -175,25 +257,38 @@ def verdict(paper: float, ours: Any, *, reference: float | None = None, level: f
     * ``"differs"``: neither.
 
     ``interval`` replaces the t interval by one computed elsewhere (e.g. a bootstrap band
-    around a single point value ``ours``).
+    around a single point value ``ours``); it must contain our mean.
+
+    Raises
+    ------
+    ValueError
+        If ``paper`` or ``reference`` is not a finite number (a bool is not one), ``ours`` is
+        not one sample of finite numbers (text, booleans, a mapping, or a table of several
+        columns pooled into one sample are refused), ``level`` is not in (0, 1), or
+        ``interval`` is not two finite numbers ``low <= high`` around our mean.
     """
     from scipy import stats
 
-    if not isinstance(paper, numbers.Real) or not math.isfinite(paper):
-        raise ValueError(f"paper must be a finite number, got {paper!r}")
-    values = np.asarray(ours, dtype=float).ravel()
+    if ours is None:
+        raise ValueError("ours must hold one or more finite values (one per seed or "
+                         "repetition), got None")
+    values = as_real_array(ours, "ours")
+    if values.ndim > 2 or (values.ndim == 2 and min(values.shape) > 1):
+        raise ValueError(f"ours must be one sample (one value per seed or repetition), got a "
+                         f"table of shape {values.shape}: grade each column on its own")
+    values = values.ravel()
     if values.size == 0 or not np.isfinite(values).all():
         raise ValueError("ours must hold one or more finite values (one per seed or repetition)")
-    if not 0 < level < 1:
-        raise ValueError(f"level must lie in (0, 1), got {level!r}")
-    if reference is not None and (not isinstance(reference, numbers.Real)
-                                  or not math.isfinite(reference)):
-        raise ValueError(f"reference must be a finite number or None, got {reference!r}")
     mean = float(values.mean())
     if interval is not None:
-        low, high = (float(v) for v in interval)
-        if not (np.isfinite([low, high]).all() and low <= high):
+        if isinstance(interval, (str, bytes)) or np.ndim(interval) != 1 or len(interval) != 2:
+            raise ValueError(f"interval must be two finite numbers (low, high), got {interval!r}")
+        low, high = (check_real(v, "interval") for v in interval)
+        if low > high:
             raise ValueError(f"interval must be two finite numbers, low <= high, got {interval!r}")
+        if not low - 1e-12 <= mean <= high + 1e-12:
+            raise ValueError(f"interval {interval!r} does not contain our mean {mean:.6g}: an "
+                             "interval around another value cannot grade ours")
     elif values.size > 1 and values.std(ddof=1) > 0:
         low, high = stats.t.interval(level, values.size - 1, loc=mean, scale=stats.sem(values))
     else:

@@ -141,5 +141,7 @@ def check_forwarded(function: Callable, kwargs: dict) -> dict:
 
 
 def declared(function: Callable) -> dict[str, Rule]:
-    """The rules ``function`` declares (empty if none)."""
+    """The rules ``function`` declares (empty if none); for a class, its ``__init__``'s."""
+    if isinstance(function, type):
+        function = function.__dict__.get("__init__", None)
     return dict(getattr(function, "__rules__", {}))

@@ -99,32 +99,44 @@ def read_stored_results(results: str | os.PathLike) -> tuple[dict, dict]:
     except (OSError, ValueError) as err:
         raise ValueError(f"{folder}/provenance.json is unreadable ({err}): "
                          f"{_advice(paper)}") from None
+    datasets = provenance.get("datasets") if isinstance(provenance, dict) else None
+    if not isinstance(datasets, dict) or not all(isinstance(r, dict) for r in datasets.values()):
+        raise ValueError(f"{folder}/provenance.json is not a provenance record of `make "
+                         "replicate` (a mapping whose 'datasets' maps each dataset to a record "
+                         f"of its file): {_advice(paper)}")
     tables = {}
-    for name, record in provenance.get("datasets", {}).items():
+    for name, record in datasets.items():
         # a further table of a dataset (e.g. "yahoo_r3_grid") names it: its data are that one's
         dataset = record.get("dataset", name)
-        if dataset not in _registry.SHA256:
-            raise ValueError(f"{folder}: the {name} results name no dataset of the registry "
-                             f"({dataset!r}): run `make replicate` again")
+        if not isinstance(dataset, str) or dataset not in _registry.SHA256:
+            raise ValueError(f"{folder}: provenance.json lists results on {name!r}"
+                             + (f" (dataset {dataset!r})" if dataset != name else "")
+                             + f", a dataset the registry does not know "
+                             f"({', '.join(_registry.SHA256)}): its data cannot be checked")
         expected = {f: h for f, h in _registry.SHA256[dataset].items() if h}
         if record.get("data_sha256") != expected:
             raise ValueError(f"{folder}: the {name} results were computed on other data than "
                              "the registry's (data_sha256 differs): run `make replicate` again")
-        path = folder / record.get("file", "")
+        if not isinstance(record.get("file"), str) or Path(record["file"]).name != record["file"] \
+                or record["file"] in ("", ".", ".."):
+            raise ValueError(f"{folder}: provenance.json names no results file of the folder for "
+                             f"{name} (got {record.get('file')!r}): {_advice(paper)}")
+        path = folder / record["file"]
         if not path.is_file():
             raise ValueError(f"{folder}: {path.name} is listed in provenance.json but missing: "
                              f"{_advice(paper)}")
         recorded = record.get("sha256")
-        if recorded is None:
+        if not isinstance(recorded, str):
             raise ValueError(f"{folder}: provenance.json records no sha256 for {path.name}, so "
                              "it cannot be checked: run `make replicate` again")
         if sha256sum(path) != recorded:
             raise ValueError(f"{folder}: {path.name} is not the file `make replicate` wrote "
                              f"(its sha256 differs from provenance.json's): it was edited or "
                              f"damaged; {_advice(paper)}")
-        if "csv_sha256" in record and _gunzipped_sha256(path) != record["csv_sha256"]:
+        if "csv_sha256" in record and (not path.name.endswith(".gz")
+                                       or _gunzipped_sha256(path) != record["csv_sha256"]):
             raise ValueError(f"{folder}: {path.name} does not hold the CSV `make replicate` wrote "
-                             f"(csv_sha256 differs): {_advice(paper)}")
+                             f"(provenance.json's csv_sha256 differs): {_advice(paper)}")
         tables[name] = pd.read_csv(path, keep_default_na=False, na_values={"value": [""]})
     if not tables:
         raise ValueError(f"{folder}/provenance.json lists no dataset: {_advice(paper)}")

@@ -7,6 +7,7 @@ kernels that do not check again.
 
 from __future__ import annotations
 
+import keyword
 import numbers
 import os
 from collections.abc import Hashable, Iterable, Iterator, Mapping
@@ -59,6 +60,15 @@ def check_choice(value: Any, name: str, choices: Iterable[Any]) -> Any:
     choices = tuple(choices)
     if not isinstance(value, str | int) or value not in choices:
         raise ValueError(f"{name} must be one of {choices}, got {value!r}")
+    return value
+
+
+def check_identifier(value: Any, name: str) -> str:
+    """A Python identifier that is not a keyword (prose and conditions can then name it)."""
+    if not isinstance(value, str) or not value.isidentifier() or keyword.iskeyword(value):
+        why = " (a Python keyword)" if isinstance(value, str) and keyword.iskeyword(value) else ""
+        raise ValueError(f"{name} must be a Python identifier that is not a keyword, got "
+                         f"{value!r}{why}")
     return value
 
 
@@ -151,6 +161,18 @@ def check_mapping(value: Any, name: str, what: str) -> Mapping:
     return value
 
 
+def check_finite_column(frame: pd.DataFrame, name: str, column: str) -> np.ndarray:
+    """The column ``column`` of a tidy result frame as finite floats (NaN, inf, text refused)."""
+    values = pd.to_numeric(frame[column], errors="coerce").to_numpy(dtype=float)
+    bad = ~np.isfinite(values)
+    if bad.any() or frame[column].dtype == bool:
+        example = frame[column].to_numpy()[bad][0] if bad.any() else True
+        raise ValueError(f"{name}.{column} has {int(bad.sum()) or len(values)} NaN, infinite or "
+                         f"non-numeric values (e.g. {example!r:.40}): a missing value must be "
+                         "left out, not counted")
+    return values
+
+
 # --------------------------------------------------------------------------------------
 # randomness
 # --------------------------------------------------------------------------------------
@@ -164,6 +186,30 @@ def check_seed(seed: Any, name: str = "seed") -> int | np.random.Generator:
     if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
         raise ValueError(f"{name} must be a non-negative int or a numpy Generator, got {seed!r}")
     return int(seed)
+
+
+def check_seeds(seeds: Any, name: str = "seeds") -> list[int]:
+    """A non-empty sequence of distinct non-negative int seeds (each labels its own rows)."""
+    if isinstance(seeds, (str, bytes, np.random.Generator)) or not isinstance(seeds, Iterable):
+        raise ValueError(f"{name} must be a sequence of non-negative ints, got {seeds!r:.60}")
+    out = []
+    for s in seeds:
+        if isinstance(s, bool) or not isinstance(s, numbers.Integral) or s < 0:
+            raise ValueError(f"{name} must hold non-negative ints, got {s!r:.60}")
+        out.append(int(s))
+    if not out or len(set(out)) != len(out):
+        raise ValueError(f"{name} must be a non-empty sequence of distinct ints, got {out!r:.80}")
+    return out
+
+
+def int_seed(seed: Any, name: str = "seed") -> int:
+    """A seed that must be an int: code that combines it with other numbers (e.g. a
+    ``[seed, draw]`` entropy pair or numpy's legacy ``RandomState``) cannot use a Generator."""
+    seed = check_seed(seed, name)
+    if isinstance(seed, np.random.Generator):
+        raise ValueError(f"{name} must be a non-negative int here, not a Generator: it seeds "
+                         "several streams (or numpy's legacy permutation) by its value")
+    return seed
 
 
 def as_generator(seed: Any, name: str = "seed") -> np.random.Generator:
@@ -247,6 +293,14 @@ def has_duplicate_pairs(users: np.ndarray, items: np.ndarray) -> bool:
     order = np.lexsort((items, users))  # ids too large for one key: compare sorted neighbours
     u, i = users[order], items[order]
     return bool(((u[1:] == u[:-1]) & (i[1:] == i[:-1])).any())
+
+
+def check_sequence(value: Any, name: str, what: str = "values") -> tuple:
+    """A sequence of ``what`` given as a list or tuple (not a string, a mapping, a frame or a
+    lone scalar, which iteration would misread or refuse in its own words)."""
+    if isinstance(value, (str, bytes, Mapping, pd.DataFrame)) or not isinstance(value, Iterable):
+        raise ValueError(f"{name} must be a sequence of {what}, got {value!r:.60}")
+    return tuple(value)
 
 
 def check_names(names: Any, name: str) -> list:

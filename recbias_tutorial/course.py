@@ -30,6 +30,7 @@ import numpy as np
 from ._findings import (FindingFailed, _plain, check_finding, confirm_takeaway, state_takeaways,
                         unconfirmed_takeaways)
 from ._params import Interval, declare
+from ._validation import check_identifier
 from .data import FeedbackData, StandinWarning
 
 __all__ = ["LAB_RENDERER", "RENDERER", "FindingFailed", "all_takeaways_confirmed", "confirm",
@@ -155,7 +156,7 @@ def glue(name: str, value: Any, display: bool = False) -> None:
     Raises
     ------
     ValueError
-        If ``name`` is not an identifier or ``display`` is true.
+        If ``name`` is not an identifier (or is a Python keyword) or ``display`` is true.
 
     See Also
     --------
@@ -165,8 +166,7 @@ def glue(name: str, value: Any, display: bool = False) -> None:
     --------
     >>> glue("ch0_n", np.int64(3))  # outside a notebook: nothing to publish into
     """
-    if not isinstance(name, str) or not name.isidentifier():
-        raise ValueError(f"name must be a Python identifier, got {name!r}")
+    check_identifier(name, "name")
     if display:
         raise ValueError("display must be False: published values are quoted by the prose")
     value = _plain(value)
@@ -215,8 +215,12 @@ def finding(name: str, text: str, *, holds: str, **numbers: Any) -> str:
     FindingFailed
         If the condition is false for these numbers.
     ValueError
-        If ``name`` is not an identifier, ``text`` names a field it was not given, the
-        condition is not an expression over the numbers, or a number is NaN or infinite.
+        If ``name`` is not an identifier (or is a Python keyword), or another finding was
+        stated under it in this kernel (a cell run again may restate its own findings);
+        ``text`` names a field it was not given or cannot be formatted with the numbers; the
+        condition is not an expression over the numbers or fails on them (a division by
+        zero, a string compared with a number: the message names the finding and its
+        numbers); or a number is NaN or infinite, or holds one (in a list, tuple or array).
 
     Examples
     --------

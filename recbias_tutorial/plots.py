@@ -487,3 +487,450 @@ def sampling_distributions(draws: pd.DataFrame, truth: Mapping[str, float], *, v
     return alt.layer(strip, bars, means, rule, data=data).add_params(sel).properties(
         width=width, height=height).facet(column=alt.Column("facet:N", title=None)).resolve_scale(
         y="independent")
+
+
+# --- chapter 2 (IPS and SNIPS): estimates as the popularity exponent γ moves -------------------
+
+def estimate_slider(frame: pd.DataFrame, *, param: str, value: str, y: str,
+                    references: tuple[str, ...] | list[str] = (), label: str = "estimate",
+                    param_title: str | None = None, value_title: str | None = None,
+                    start: float | None = None, width: int = 420,
+                    height: int | None = None) -> alt.LayerChart:
+    """Estimates per row at one value of a parameter, chosen with a slider, beside references.
+
+    The parameter's grid is computed beforehand (one row of ``frame`` per label and grid
+    value); the slider filters it in the browser, so the chart needs no kernel (a static
+    site, JupyterLab). The first reference (e.g. the truth) is joined to the estimate by a
+    rule: its length is the estimate's error at the chosen value.
+
+    Parameters
+    ----------
+    frame : DataFrame
+        One row per (``y``, ``param``) with the estimate in ``value`` and each reference in its
+        own column (constant over ``param`` for a given ``y``).
+    param : str
+        Column of the parameter (an evenly spaced grid, at least two values).
+    value : str
+        Column of the estimates at each parameter value.
+    y : str
+        Column of the row labels (e.g. the model).
+    references : sequence of str, optional
+        Columns drawn as fixed points (e.g. ``("MAR truth", "AOA")``); rows are sorted by the
+        first one, largest on top.
+    label : str, default "estimate"
+        Legend name of the moving estimate.
+    param_title, value_title : str, optional
+        Slider label and x-axis title (default: the column names).
+    start : float, optional
+        The slider's initial value (default: the grid's smallest value).
+    width, height : int, optional
+        Size in pixels (default height: 28 per row label).
+
+    Returns
+    -------
+    altair.LayerChart
+        Points of the references and of the estimate at the slider's value, and a rule from
+        the estimate to the first reference.
+
+    Raises
+    ------
+    ValueError
+        If a named column is missing, the grid has fewer than two values or is not evenly
+        spaced, ``start`` is not on the grid, or a reference varies with the parameter.
+
+    See Also
+    --------
+    recbias_tutorial.estimators.snips : the estimates this chart usually shows.
+
+    Examples
+    --------
+    >>> df = pd.DataFrame({"model": ["a", "a", "b", "b"], "gamma": [1.0, 2.0] * 2,
+    ...                    "snips": [0.3, 0.2, 0.5, 0.4], "truth": [0.2, 0.2, 0.45, 0.45]})
+    >>> spec = estimate_slider(df, param="gamma", value="snips", y="model",
+    ...                        references=["truth"]).to_dict()
+    >>> [p["bind"]["input"] for p in spec["params"]], len(spec["layer"])
+    (['range'], 2)
+    """
+    references = list(references)
+    missing = [c for c in (param, value, y, *references) if c not in frame.columns]
+    if missing:
+        raise ValueError(f"frame is missing column(s) {missing}")
+    grid = np.unique(frame[param].to_numpy(dtype=float))
+    if grid.size < 2:
+        raise ValueError(f"the grid of {param!r} needs at least two values, got {grid.tolist()}")
+    steps = np.diff(grid)
+    if not np.allclose(steps, steps[0], rtol=1e-6, atol=1e-9):
+        raise ValueError(f"the grid of {param!r} must be evenly spaced, got {grid.tolist()}")
+    start = float(grid[0]) if start is None else float(start)
+    if not np.isclose(grid, start).any():
+        raise ValueError(f"start must be a value of the grid of {param!r}, got {start}")
+    for ref in references:
+        if (frame.groupby(y)[ref].nunique(dropna=False) > 1).any():
+            raise ValueError(f"reference {ref!r} must not vary with {param!r}")
+    step = float(steps[0])
+    name = "slider_" + "".join(ch if ch.isascii() and ch.isalnum() else "_" for ch in param)
+    slider = alt.param(name=name, value=start, bind=alt.binding_range(
+        min=float(grid[0]), max=float(grid[-1]), step=step, name=f"{param_title or param} "))
+    # plain internal field names: Vega-Lite reads "." and "[" in a field name as a path
+    wide = pd.DataFrame({"row": frame[y].astype(str).to_numpy(),
+                         "param": frame[param].to_numpy(dtype=float),
+                         "estimate": frame[value].to_numpy(dtype=float),
+                         **{f"ref{i}": frame[r].to_numpy(dtype=float)
+                            for i, r in enumerate(references)}})
+    on_grid = f"abs(datum.param - {name}) < {step / 2}"
+    names = {"estimate": label, **{f"ref{i}": r for i, r in enumerate(references)}}
+    long = wide.melt(id_vars=["row", "param"], value_vars=list(names), var_name="series",
+                     value_name="x")
+    long["series"] = long["series"].map(names)
+    order = (wide.groupby("row", sort=False)["ref0"].first().sort_values(ascending=False)
+             .index.tolist() if references else wide["row"].drop_duplicates().tolist())
+    lo, hi = float(long["x"].min()), float(long["x"].max())
+    pad = 0.05 * (hi - lo) if hi > lo else 0.05
+    scale = alt.Scale(domain=[lo - pad, hi + pad])
+    x_title = value_title or value
+    y_enc = alt.Y("row:N", title=None, sort=order)
+    legend_order = [label, *references]
+    points = alt.Chart(long).transform_filter(on_grid).mark_point(
+        filled=True, size=90, opacity=0.9).encode(
+        x=alt.X("x:Q", title=x_title, scale=scale), y=y_enc,
+        # one legend for both channels: the same field, title and domain (a sort would split it)
+        color=alt.Color("series:N", title=None, scale=alt.Scale(domain=legend_order)),
+        shape=alt.Shape("series:N", title=None, scale=alt.Scale(domain=legend_order)),
+        tooltip=[alt.Tooltip("row:N", title=y), alt.Tooltip("series:N", title="series"),
+                 alt.Tooltip("param:Q", format=".2f", title=param_title or param),
+                 alt.Tooltip("x:Q", format=".4f", title=x_title)])
+    layers = [points]
+    if references:
+        rule = alt.Chart(wide).transform_filter(on_grid).mark_rule(
+            color="gray", strokeWidth=2).encode(
+            x=alt.X("estimate:Q", title=x_title, scale=scale), x2="ref0:Q", y=y_enc)
+        layers.insert(0, rule)
+    height = 28 * len(order) if height is None else height
+    return alt.layer(*layers).add_params(slider).properties(width=width, height=height)
+
+# --- chapters 1 and 6 (missing data; which evaluation to trust): precomputed grids -----------
+
+def _grid_step(values: np.ndarray, name: str) -> float:
+    """The step of an evenly spaced grid of at least two values (ValueError otherwise)."""
+    grid = np.unique(values.astype(float))
+    if grid.size < 2:
+        raise ValueError(f"the grid of {name!r} needs at least two values, got {grid.tolist()}")
+    steps = np.diff(grid)
+    if not np.allclose(steps, steps[0], rtol=1e-6, atol=1e-9):
+        raise ValueError(f"the grid of {name!r} must be evenly spaced, got {grid.tolist()}")
+    return float(steps[0])
+
+
+def slider_dots(frame: pd.DataFrame, *, param: str, x: str, y: str, series: str,
+                param_title: str | None = None, x_title: str | None = None,
+                start: float | None = None, width: int = 420,
+                height: int | None = None) -> alt.LayerChart:
+    """Dots per row and series at one value of a parameter chosen with a slider.
+
+    The parameter's grid is computed beforehand (one row of ``frame`` per row label, series
+    and grid value); the slider filters it in the browser, so the chart needs no kernel (the
+    static site, JupyterLab). A grey rule joins the dots of each row: its length is the gap
+    between the series (e.g. an estimate and the truth) at the chosen value.
+
+    Parameters
+    ----------
+    frame : DataFrame
+        Long form: one row per (``y``, ``series``, ``param``) with the value in ``x``.
+    param : str
+        Column of the parameter (an evenly spaced grid of at least two values).
+    x : str
+        Column of the values drawn (quantitative axis, fixed over the whole grid).
+    y : str
+        Column of the row labels (e.g. the recommender).
+    series : str
+        Column of the series (colour and shape, e.g. "AOA on the log" and "truth").
+    param_title, x_title : str, optional
+        Slider label and x-axis title (default: the column names).
+    start : float, optional
+        The slider's initial value (default: the grid's smallest value).
+    width, height : int, optional
+        Size in pixels (default height: 40 per row label).
+
+    Returns
+    -------
+    altair.LayerChart
+        A rule per row and the dots of every series at the slider's value.
+
+    Raises
+    ------
+    ValueError
+        If a named column is missing, the grid has fewer than two values or is not evenly
+        spaced, or ``start`` is not on the grid.
+
+    See Also
+    --------
+    knob_lines : values along a grid as lines, one knob at a time.
+
+    Examples
+    --------
+    >>> df = pd.DataFrame({"model": ["a"] * 4, "kind": ["AOA", "truth"] * 2,
+    ...                    "beta": [0.0, 0.0, 1.0, 1.0], "recall": [0.1, 0.1, 0.3, 0.1]})
+    >>> spec = slider_dots(df, param="beta", x="recall", y="model", series="kind").to_dict()
+    >>> [p["bind"]["input"] for p in spec["params"]], len(spec["layer"])
+    (['range'], 2)
+    """
+    missing = [c for c in (param, x, y, series) if c not in frame.columns]
+    if missing:
+        raise ValueError(f"frame is missing column(s) {missing}")
+    step = _grid_step(frame[param].to_numpy(), param)
+    grid = np.unique(frame[param].to_numpy(dtype=float))
+    start = float(grid[0]) if start is None else float(start)
+    if not np.isclose(grid, start).any():
+        raise ValueError(f"start must be a value of the grid of {param!r}, got {start}")
+    name = "slider_" + "".join(ch if ch.isascii() and ch.isalnum() else "_" for ch in param)
+    slider = alt.param(name=name, value=start, bind=alt.binding_range(
+        min=float(grid[0]), max=float(grid[-1]), step=step, name=f"{param_title or param} "))
+    # plain field names: Vega-Lite reads "." and "[" in a field name as a path
+    dots = pd.DataFrame({"row": frame[y].astype(str).to_numpy(),
+                         "series": frame[series].astype(str).to_numpy(),
+                         "param": frame[param].to_numpy(dtype=float),
+                         "x": frame[x].to_numpy(dtype=float)})
+    gaps = dots.groupby(["row", "param"], sort=False)["x"].agg(["min", "max"]).reset_index()
+    lo, hi = float(dots["x"].min()), float(dots["x"].max())
+    pad = 0.05 * (hi - lo) if hi > lo else 0.05
+    scale = alt.Scale(domain=[lo - pad, hi + pad])
+    on_grid = f"abs(datum.param - {name}) < {step / 2}"
+    x_title = x_title or x
+    y_enc = alt.Y("row:N", title=None, sort=dots["row"].drop_duplicates().tolist())
+    rule = alt.Chart(gaps).transform_filter(on_grid).mark_rule(color="gray", strokeWidth=2).encode(
+        x=alt.X("min:Q", title=x_title, scale=scale), x2="max:Q", y=y_enc)
+    order = dots["series"].drop_duplicates().tolist()
+    points = alt.Chart(dots).transform_filter(on_grid).mark_point(
+        filled=True, size=110, opacity=0.9).encode(
+        x=alt.X("x:Q", title=x_title, scale=scale), y=y_enc,
+        # one legend for both channels (a scale domain keeps the order; `sort` would split it)
+        color=alt.Color("series:N", title=None, scale=alt.Scale(domain=order)),
+        shape=alt.Shape("series:N", title=None, scale=alt.Scale(domain=order)),
+        tooltip=[alt.Tooltip("row:N", title=y), alt.Tooltip("series:N", title=series),
+                 alt.Tooltip("param:Q", format=".2f", title=param_title or param),
+                 alt.Tooltip("x:Q", format=".4f", title=x_title)])
+    height = 40 * gaps["row"].nunique() if height is None else height
+    return alt.layer(rule, points).add_params(slider).properties(width=width, height=height)
+
+
+def knob_lines(frame: pd.DataFrame, *, knob: str, value: str, y: str, line: str,
+               knob_title: str = "knob", value_title: str = "knob value",
+               y_title: str | None = None, start: str | None = None,
+               order: list[str] | None = None, width: int = 420,
+               height: int = 280) -> alt.Chart:
+    """One line per method along a knob's grid; radio buttons choose the knob, the legend a line.
+
+    Each knob's grid is computed beforehand (one row of ``frame`` per knob, knob value and
+    line); the buttons filter it in the browser, so the chart needs no kernel. Clicking a
+    legend entry highlights its line.
+
+    Parameters
+    ----------
+    frame : DataFrame
+        Long form: one row per (``knob``, ``value``, ``line``) with the measure in ``y``.
+    knob : str
+        Column of the knob names (one radio button each).
+    value : str
+        Column of the knob's values (the x axis; each knob keeps its own scale).
+    y : str
+        Column of the measure (e.g. the RMSE).
+    line : str
+        Column of the line labels (e.g. the evaluation method).
+    knob_title, value_title, y_title : str, optional
+        Label of the buttons, and the axis titles (default y title: the column name).
+    start : str, optional
+        The knob shown first (default: the first in ``frame``).
+    order : list of str, optional
+        Order of the lines in the legend (default: their order in ``frame``).
+    width, height : int, default 420, 280
+        Size in pixels.
+
+    Returns
+    -------
+    altair.Chart
+        Lines with points, filtered by the chosen knob.
+
+    Raises
+    ------
+    ValueError
+        If a named column is missing, ``start`` is not a knob of ``frame``, or a knob has
+        fewer than two values.
+
+    See Also
+    --------
+    slider_dots : the values at one grid point, chosen with a slider.
+
+    Examples
+    --------
+    >>> df = pd.DataFrame({"knob": ["p"] * 4 + ["r"] * 4, "v": [0, 1] * 4,
+    ...                    "method": ["a", "a", "b", "b"] * 2, "rmse": [.1, .2, .1, .1] * 2})
+    >>> spec = knob_lines(df, knob="knob", value="v", y="rmse", line="method").to_dict()
+    >>> [p["bind"] if p["bind"] == "legend" else p["bind"]["input"] for p in spec["params"]]
+    ['radio', 'legend']
+    """
+    missing = [c for c in (knob, value, y, line) if c not in frame.columns]
+    if missing:
+        raise ValueError(f"frame is missing column(s) {missing}")
+    knobs = frame[knob].astype(str).drop_duplicates().tolist()
+    start = knobs[0] if start is None else start
+    if start not in knobs:
+        raise ValueError(f"start must be one of the knobs {knobs}, got {start!r}")
+    few = [k for k, n in frame.groupby(knob)[value].nunique().items() if n < 2]
+    if few:
+        raise ValueError(f"knob(s) {few} need at least two values each")
+    data = pd.DataFrame({"knob": frame[knob].astype(str).to_numpy(),
+                         "value": frame[value].to_numpy(dtype=float),
+                         "y": frame[y].to_numpy(dtype=float),
+                         "line": frame[line].astype(str).to_numpy()})
+    order = order or data["line"].drop_duplicates().tolist()
+    name = "knob_" + "".join(ch if ch.isascii() and ch.isalnum() else "_" for ch in knob)
+    choice = alt.param(name=name, value=start, bind=alt.binding_radio(options=knobs,
+                                                                      name=f"{knob_title} "))
+    pick = alt.selection_point(fields=["line"], bind="legend")
+    y_title = y_title or y
+    return alt.Chart(data).transform_filter(f"datum.knob == {name}").mark_line(point=True).encode(
+        x=alt.X("value:Q", title=value_title),
+        y=alt.Y("y:Q", title=y_title),
+        color=alt.Color("line:N", title=None, sort=order),
+        opacity=alt.condition(pick, alt.value(1.0), alt.value(0.12)),
+        tooltip=[alt.Tooltip("knob:N", title=knob_title), alt.Tooltip("value:Q", title=value_title),
+                 alt.Tooltip("line:N", title=line), alt.Tooltip("y:Q", format=".4f", title=y_title)],
+    ).add_params(choice, pick).properties(width=width, height=height)
+
+
+# --- chapter 3 (intervened test sets): each test set against the truth as ρp moves ------------
+
+#: The test sets' colours: FULL grey (the log), REG orange, the three weighted sets apart.
+_SET_COLOURS = {"FULL": "#7f7f7f", "REG": "#f58518", "SKEW": "#e45756", "WTD": "#4c78a8",
+                "WTD_H": "#b279a2"}
+_OTHER_COLOURS = ["#54a24b", "#eeca3b", "#9d755d", "#72b7b2", "#ff9da6"]
+
+def rho_slider(values: pd.DataFrame, summary: pd.DataFrame, *, value_title: str,
+               summary_title: str, truth_label: str = "truth",
+               sets: tuple[str, ...] | list[str] = ("FULL", "REG", "SKEW", "WTD", "WTD_H"),
+               start: float | None = None, width: int = 240,
+               summary_width: int = 180) -> alt.HConcatChart:
+    """Each model's metric on each test set at the sampling share ρp chosen with a slider.
+
+    Two panels share one slider over ρp, whose grid is computed beforehand (the slider
+    filters the rows in the browser, so the chart needs no kernel). Left: per model, a black
+    tick at the truth and one point per test set at the chosen ρp. Right: one line per test
+    set over the whole grid of a summary (e.g. Kendall's τ against the truth, or the mean
+    error), with a vertical rule at the chosen ρp. A test set given at a single ρp (FULL, the
+    whole held-out set) is drawn at every position of the slider, and as a dashed level
+    on the right.
+
+    Parameters
+    ----------
+    values : DataFrame
+        Columns ``model``, ``test_set``, ``rho``, ``value`` (the metric on that test set) and
+        ``truth`` (the model's true metric, one value per model).
+    summary : DataFrame
+        Columns ``test_set``, ``rho`` and ``value``: one number per test set and ρp.
+    value_title, summary_title : str
+        Titles of the left and the right x/y axes.
+    truth_label : str, default "truth"
+        What the black ticks are called in the tooltip.
+    sets : sequence of str
+        The test sets, in legend order (their colours follow it).
+    start : float, optional
+        The slider's initial value (default: the grid's smallest value).
+    width, summary_width : int
+        Widths of the two panels in pixels (the defaults fit a book's text column, legend
+        included).
+
+    Returns
+    -------
+    altair.HConcatChart
+        The two panels and the slider (a top-level parameter named ``rho_p``).
+
+    Raises
+    ------
+    ValueError
+        If a column is missing, a test set is not in ``sets``, the grid of the test sets
+        drawn at several ρp has fewer than two values or is not evenly spaced, ``start`` is
+        not on it, or a model has more than one truth.
+
+    See Also
+    --------
+    recbias_tutorial.sampling.intervene : draws the test sets.
+    recbias_tutorial.comparison.compare_methods : metrics on such test sets against the truth.
+
+    Examples
+    --------
+    >>> values = pd.DataFrame({"model": ["a"] * 5, "test_set": ["FULL", "SKEW", "SKEW", "SKEW", "SKEW"],
+    ...                        "rho": [1.0, 0.25, 0.5, 0.75, 1.0], "value": [0.3, 0.1, 0.15, 0.2, 0.3],
+    ...                        "truth": 0.12})
+    >>> summary = values.groupby(["test_set", "rho"], as_index=False)["value"].mean()
+    >>> spec = rho_slider(values, summary, value_title="Recall@10", summary_title="mean").to_dict()
+    >>> [p["bind"]["input"] for p in spec["params"]], len(spec["hconcat"])
+    (['range'], 2)
+    """
+    for name, frame, columns in (("values", values, ("model", "test_set", "rho", "value", "truth")),
+                                 ("summary", summary, ("test_set", "rho", "value"))):
+        missing = [c for c in columns if c not in frame.columns]
+        if missing:
+            raise ValueError(f"{name} is missing column(s) {missing}")
+        unknown = set(frame["test_set"]) - set(sets)
+        if unknown:
+            raise ValueError(f"{name} has test sets {sorted(unknown)} that are not in sets {list(sets)}")
+    if (values.groupby("model")["truth"].nunique() > 1).any():
+        raise ValueError("values must hold one truth per model")
+    sizes = values.groupby("test_set")["rho"].nunique()
+    moving = list(sizes.index[sizes > 1])
+    grid = np.unique(values.loc[values["test_set"].isin(moving), "rho"].to_numpy(dtype=float))
+    if grid.size < 2:
+        raise ValueError(f"the grid of rho needs at least two values, got {grid.tolist()}")
+    steps = np.diff(grid)
+    if not np.allclose(steps, steps[0], rtol=1e-6, atol=1e-9):
+        raise ValueError(f"the grid of rho must be evenly spaced, got {grid.tolist()}")
+    start = float(grid[0]) if start is None else float(start)
+    if not np.isclose(grid, start).any():
+        raise ValueError(f"start must be a value of the grid of rho, got {start}")
+    step = float(steps[0])
+    slider = alt.param(name="rho_p", value=start, bind=alt.binding_range(
+        min=float(grid[0]), max=float(grid[-1]), step=step, name="ρp (sampling share) "))
+    # a test set given at one size only (FULL) is shown at every position of the slider
+    fixed = values[~values["test_set"].isin(moving)]
+    shown = pd.concat([values[values["test_set"].isin(moving)]]
+                      + [fixed.assign(rho=r) for r in grid], ignore_index=True)
+    shown = shown[["model", "test_set", "rho", "value", "truth"]].astype(
+        {"model": str, "test_set": str, "rho": float, "value": float, "truth": float})
+    on_grid = f"abs(datum.rho - rho_p) < {step / 2}"
+    palette = [_SET_COLOURS.get(s, _OTHER_COLOURS[i % len(_OTHER_COLOURS)]) for i, s in enumerate(sets)]
+    colour = alt.Color("test_set:N", title="test set", sort=list(sets),
+                       scale=alt.Scale(domain=list(sets), range=palette))
+    order = (values.groupby("model")["truth"].first().sort_values(ascending=False).index
+             .astype(str).tolist())
+    y = alt.Y("model:N", title=None, sort=order)
+    lo = float(min(shown["value"].min(), shown["truth"].min()))
+    hi = float(max(shown["value"].max(), shown["truth"].max()))
+    pad = 0.05 * (hi - lo) if hi > lo else 0.05
+    x = alt.X("value:Q", title=value_title, scale=alt.Scale(domain=[lo - pad, hi + pad]))
+    truth = alt.Chart(values.groupby("model", as_index=False)["truth"].first().astype(
+        {"model": str})).mark_tick(color="black", thickness=3, size=22).encode(
+        x=alt.X("truth:Q", scale=alt.Scale(domain=[lo - pad, hi + pad]), title=value_title), y=y,
+        tooltip=[alt.Tooltip("model:N"), alt.Tooltip("truth:Q", format=".4f", title=truth_label)])
+    points = alt.Chart(shown).transform_filter(on_grid).mark_point(
+        filled=True, size=80, opacity=0.85).encode(
+        x=x, y=y, color=colour, shape=alt.Shape("test_set:N", sort=list(sets), title="test set",
+                                                scale=alt.Scale(domain=list(sets))),
+        tooltip=["model:N", "test_set:N", alt.Tooltip("rho:Q", format=".1f", title="ρp"),
+                 alt.Tooltip("value:Q", format=".4f", title=value_title),
+                 alt.Tooltip("truth:Q", format=".4f", title=truth_label)])
+    left = alt.layer(truth, points).properties(width=width, height=max(120, 30 * len(order)))
+    summ = summary[["test_set", "rho", "value"]].astype({"test_set": str, "rho": float, "value": float})
+    per_size = summ.groupby("test_set")["rho"].nunique()
+    lines = alt.Chart(summ[summ["test_set"].isin(per_size.index[per_size > 1])]).mark_line(
+        point=True).encode(
+        x=alt.X("rho:Q", title="ρp (sampling share)", scale=alt.Scale(domain=[0, 1])),
+        y=alt.Y("value:Q", title=summary_title), color=colour,
+        tooltip=["test_set:N", alt.Tooltip("rho:Q", format=".1f", title="ρp"),
+                 alt.Tooltip("value:Q", format=".3f", title=summary_title)])
+    level = alt.Chart(summ[summ["test_set"].isin(per_size.index[per_size == 1])]).mark_rule(
+        strokeDash=[5, 4], color="black").encode(
+        y="value:Q", tooltip=["test_set:N", alt.Tooltip("value:Q", format=".3f", title=summary_title)])
+    now = alt.Chart(pd.DataFrame({"at": [0.0]})).transform_calculate(at="rho_p").mark_rule(
+        color="gray").encode(x="at:Q")
+    right = alt.layer(lines, level, now).properties(width=summary_width, height=max(120, 30 * len(order)))
+    return alt.hconcat(left, right).add_params(slider)

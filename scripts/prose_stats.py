@@ -7,7 +7,8 @@ code blocks and the navigation: what a student reads as sentences. Measured on i
 
 * ``words``: whitespace-separated tokens that hold a letter or a digit;
 * ``numbers_per_100``: literals with a decimal point (``0.38``) or a percent (``30%``) per
-  100 words: tables and charts carry numbers, the prose says what they mean;
+  100 words: tables and charts carry numbers, the prose says what they mean (the numbers of
+  labels, "Exercise 5.2", "Fig. 2.1", "(4.3)" in a cross-reference, are not counted);
 * ``mean_sentence``: words per sentence (a sentence ends at ``.``, ``!`` or ``?`` followed by a
   space and a capital, an opening bracket or a quote; ``e.g.``, ``i.e.``, ``et al.`` do not end one);
 * ``long_sentences``: sentences of 40 words or more;
@@ -38,6 +39,10 @@ _REPLICATION = re.compile(
     r"authors'? (?:code|protocol|notebook|script|repositor)|stored (?:run|result)|"
     r"replicat|reproduc|provenance|commit|\bcores?\b|\bcache|our run|the paper's (?:table|value|number)",
     re.I)
+#: Where a number is a label: cross-references, caption and directive numbers.
+_LABELS = ("a.reference.internal", "span.caption-number", "p.admonition-title",
+           "span.section-number", "span.eqno", "a.footnote-reference")
+_LABEL_NUMBER = re.compile(r"\d+(?:\.\d+)+")
 #: What is not prose: code cells (input and output), tables, maths, code, navigation.
 _NOT_PROSE = ("div.cell", "div.cell_output", "table", "span.math", "div.math", "pre",
               "div.highlight", "nav", "a.headerlink", "div.toctree-wrapper", "script", "style",
@@ -52,6 +57,10 @@ def _article(html: str):
     for selector in _NOT_PROSE:
         for node in article.select(selector):
             node.decompose()
+    # labels ("Exercise 5.2", "Fig. 2.1", an equation's "(4.3)") are words, not numbers
+    for node in article.select(", ".join(_LABELS)):
+        for text in node.find_all(string=True):
+            text.replace_with(_LABEL_NUMBER.sub("N", text))
     return article
 
 

@@ -21,7 +21,7 @@ import scipy.sparse as sp
 import recbias_tutorial as rb
 from recbias_tutorial import (comparison, course, distributed, estimators, metrics, propensity,
                               sampling, stats)
-from recbias_tutorial.replications import carraro2022, jadidinejad2021, wang2025, yang2018
+from recbias_tutorial.replications import carraro2022, jadidinejad2021, report, wang2025, yang2018
 from recbias_tutorial.debiased_mf import calibrate_propensity, fit_mf
 
 S = np.random.default_rng(0).random((3, 12))  # 3 users x 12 items (k=10 is a valid cut-off)
@@ -562,6 +562,396 @@ MORE_CASES = [
 ]
 
 
+# --- issue 45: what the replications added (findings' verdicts, stored results, readings,
+# trainers) tried as a careless user would; the findings, the stored results and the grading
+# have their own tables (tests/test_findings.py, tests/test_stored_results.py,
+# tests/test_homework.py)
+YW = rb.simulate(40, 30, seed=0, mean_ratings_per_user=5, n_mar_items=5)
+Y_TRAIN, Y_VAL, Y_TRUTH = yang2018.authors_split(YW, seed=0)
+Y_S = np.random.default_rng(1).random((40, 30))
+Y_ALL = np.ones((40, 30), bool)
+Y_COUNTS = np.bincount(Y_TRAIN["item"], minlength=30)
+_TERMS = pd.MultiIndex.from_tuples([("recall", "AOA")], names=["metric", "estimator"])
+Y_EST = pd.DataFrame([[1.0], [0.0]], index=[0, 1], columns=_TERMS)
+Y_TRU = pd.DataFrame([[0.0], [0.5]], index=[1, 2], columns=_TERMS)
+Y_RUNS = pd.DataFrame({"seed": [0, 1], "model": "m", "reading": "r", "draw": 0,
+                       "metric": "recall", "estimator": "AOA", "quantity": "mae", "users": 5,
+                       "value": [0.1, 0.3]})
+Y_SUMMARY = yang2018.mae_summary(pd.concat([Y_RUNS, Y_RUNS.assign(estimator="SNIPS γ=2.0",
+                                                                  value=[0.05, 0.1])]),
+                                 reading="r")
+Y_PER_USER = pd.DataFrame({"model": "m", "metric": "recall",
+                           "estimator": ["MAR truth"] * 2 + ["AOA"] * 2,
+                           "user": [0, 1, 0, 1], "value": [1.0, 0.0, 0.5, 0.5]})
+W_LOG = pd.DataFrame({"user": np.repeat(np.arange(20), 5), "item": np.tile(np.arange(5), 20),
+                      "rating": np.random.default_rng(0).choice([1.0, 5.0], 100)})
+W_FIT = dict(uniform=W_LOG, validation=W_LOG, n_users=20, n_items=5, threshold=4.0, seed=0,
+             epochs=3, patience=2, block=(8, 5))
+W_SCHEMES = pd.DataFrame({("a", "ure"): [1.0, 0.0], ("b", "ure"): [0.0, 0.0]})
+C_METRICS = pd.DataFrame({"seed": np.repeat([0, 1], 6), "metric": "recall", "size": 1.0,
+                          "model": ["a", "b", "c"] * 4,
+                          "strategy": (["gt"] * 3 + ["full"] * 3) * 2,
+                          "value": [0.1, 0.2, 0.3, 0.2, 0.1, 0.3, 0.1, 0.2, 0.3, 0.1, 0.2, 0.3]})
+C_TWICE = pd.concat([C_METRICS, C_METRICS.head(1).assign(value=0.9)], ignore_index=True)
+_SMALL = pd.DataFrame({"user": [0, 0, 1, 2], "item": [0, 1, 1, 2], "rating": [5.0, 3, 4, 2]})
+
+
+C_DIFF = carraro2022.difference_from_truth(C_METRICS)
+
+
+def _jad_frame():
+    """Tidy estimator values of five models (holdout_evaluator on random scores)."""
+    evaluate = jadidinejad2021.holdout_evaluator(holdout=T, propensity=P, n_items=12, truth=T,
+                                                 ks=2)
+    rng = np.random.default_rng(0)
+    return pd.concat([evaluate(rng.random((3, 12))).assign(model=f"m{i}") for i in range(5)],
+                     ignore_index=True)
+
+
+def _stored_zoo():
+    return course.stored_results("jadidinejad2021")[0]["coat"]
+
+
+def _fitted(cls, **kwargs):
+    model = cls(**kwargs)
+    model.fit(rb.models.to_cornac_dataset(_SMALL, n_users=3, n_items=3, seed=0))
+    return model
+
+
+def _reading_args(**kw):
+    return {"n_items": 30, "threshold": 4.0, "readings": [yang2018.AUTHORS], "gammas": {},
+            "n_negatives": 3, "draws": [0], "seed": 0, **kw}
+
+
+def _readings(scores=None, train=None, val=None, truth=None, **kw):
+    return yang2018.evaluate_readings(
+        Y_S if scores is None else scores, Y_TRAIN if train is None else train,
+        Y_VAL if val is None else val, Y_TRUTH if truth is None else truth, **_reading_args(**kw))
+
+
+def _terms(scores=None, candidates=None, positives=None, counts=None, **kw):
+    return yang2018.user_terms(Y_S if scores is None else scores,
+                               Y_ALL if candidates is None else candidates,
+                               Y_VAL if positives is None else positives,
+                               Y_COUNTS if counts is None else counts,
+                               **{"k": 1, "gammas": {"AOA": -1.0}, **kw})
+
+
+def _candidates(train=None, val=None, **kw):
+    return yang2018.sampled_candidates(Y_TRAIN if train is None else train,
+                                       Y_VAL if val is None else val,
+                                       **{"n_users": 40, "n_items": 30, "n_negatives": 3,
+                                          "seed": 0, **kw})
+
+
+REPLICATION_CASES = [
+    # --- report.verdict and the report
+    ("verdict ours text", lambda: report.verdict(0.5, "0.5"), "ours"),
+    ("verdict ours two models", lambda: report.verdict(
+        0.5, pd.DataFrame({"a": [0.4, 0.5], "b": [0.6, 0.7]})), "ours"),
+    ("verdict ours 2-D", lambda: report.verdict(0.5, np.ones((2, 2))), "ours"),
+    ("verdict ours booleans", lambda: report.verdict(0.5, [True, False]), "ours"),
+    ("verdict ours mapping", lambda: report.verdict(0.5, {"a": 0.5}), "ours"),
+    ("verdict ours complex", lambda: report.verdict(0.5, [0.5 + 1j]), "ours"),
+    ("verdict ours None", lambda: report.verdict(0.5, None), "ours"),
+    ("verdict interval without our mean", lambda: report.verdict(0.5, [0.9],
+                                                                 interval=(0.4, 0.6)), "interval"),
+    ("verdict interval text", lambda: report.verdict(0.5, [0.5], interval="ab"), "interval"),
+    ("verdict interval three numbers", lambda: report.verdict(0.5, [0.5],
+                                                              interval=(0.1, 0.5, 0.9)),
+     "interval"),
+    ("verdict interval reversed", lambda: report.verdict(0.5, [0.5], interval=(0.9, 0.1)),
+     "interval"),
+    ("verdict interval NaN", lambda: report.verdict(0.5, [0.5], interval=(np.nan, 1.0)),
+     "interval"),
+    ("verdict reference bool", lambda: report.verdict(0.5, [0.5], reference=True), "reference"),
+    ("replication_report paper twice", lambda: report.replication_report(
+        papers=("wang2025", "wang2025")), "papers"),
+    ("replication_report no paper", lambda: report.replication_report(papers=()), "papers"),
+    ("replication_report root missing", lambda: report.replication_report(
+        papers=("wang2025",), root="/nonexistent/results"), "root"),
+    ("replication_report root int", lambda: report.replication_report(papers=("wang2025",),
+                                                                      root=3), "root"),
+    ("verdict_changes row twice", lambda: report.verdict_changes(
+        pd.concat([report.recorded_report()] * 2), report.recorded_report()), "report"),
+    # --- yang2018: the authors' protocol
+    ("sampled_candidates negative user", lambda: _candidates(val=Y_VAL.assign(user=-1)),
+     "val.user"),
+    ("sampled_candidates item outside", lambda: _candidates(val=Y_VAL.assign(item=30)),
+     "val.item"),
+    ("sampled_candidates train user outside", lambda: _candidates(train=Y_TRAIN.assign(user=40)),
+     "train.user"),
+    ("sampled_candidates float ids", lambda: _candidates(val=Y_VAL.assign(item=0.5)), "val.item"),
+    ("sampled_candidates val not a frame", lambda: _candidates(val=[1]), "val"),
+    ("sampled_candidates val empty", lambda: _candidates(val=Y_VAL.head(0)), "val"),
+    ("sampled_candidates train lacks item", lambda: _candidates(train=Y_TRAIN[["user"]]),
+     "train"),
+    ("user_terms k list with 0", lambda: _terms(k=[1, 0]), "k"),
+    ("user_terms k empty list", lambda: _terms(k=[]), "k"),
+    ("user_terms k repeated", lambda: _terms(k=[1, 1]), "k"),
+    ("user_terms k above the catalogue", lambda: _terms(k=31), "k"),
+    ("user_terms gammas empty", lambda: _terms(gammas={}), "gammas"),
+    ("user_terms gamma NaN", lambda: _terms(gammas={"g": np.nan}), "gammas"),
+    ("user_terms gamma text", lambda: _terms(gammas={"g": "2"}), "gammas"),
+    ("user_terms gamma below -1", lambda: _terms(gammas={"g": -2.0}), "gammas"),
+    ("user_terms gammas list", lambda: _terms(gammas=[2.0]), "gammas"),
+    ("user_terms negative counts", lambda: _terms(counts=Y_COUNTS - 1), "counts"),
+    ("user_terms fractional counts", lambda: _terms(counts=Y_COUNTS + 0.5), "counts"),
+    ("user_terms counts short", lambda: _terms(counts=Y_COUNTS[:3]), "counts"),
+    ("user_terms counts text", lambda: _terms(counts=["1"] * 30), "counts"),
+    ("user_terms every positive cold", lambda: _terms(counts=np.zeros(30, int)), "counts"),
+    ("user_terms candidates shape", lambda: _terms(candidates=Y_ALL[:, :5]), "candidates"),
+    ("user_terms candidates not boolean", lambda: _terms(candidates=Y_ALL * 2.0), "candidates"),
+    ("user_terms scores 1-D", lambda: _terms(scores=Y_S[0]), "scores"),
+    ("user_terms scores NaN", lambda: _terms(scores=np.full((40, 30), np.nan)), "scores"),
+    ("user_terms positives outside", lambda: _terms(positives=Y_VAL.assign(user=45)),
+     "positives.user"),
+    ("user_terms positives negative", lambda: _terms(positives=Y_VAL.assign(item=-1)),
+     "positives.item"),
+    ("user_terms positives twice", lambda: _terms(positives=pd.concat([Y_VAL, Y_VAL])),
+     "positives"),
+    ("user_terms positives not a frame", lambda: _terms(positives=[1]), "positives"),
+    ("user_terms positives empty", lambda: _terms(positives=Y_VAL.head(0)), "positives"),
+    ("reading_rows reading text", lambda: yang2018.reading_rows(Y_EST, Y_TRU, "authors"),
+     "reading"),
+    ("reading_rows estimate not a frame", lambda: yang2018.reading_rows([1], Y_TRU,
+                                                                        yang2018.AUTHORS),
+     "estimate"),
+    ("reading_rows estimate empty", lambda: yang2018.reading_rows(Y_EST.head(0), Y_TRU,
+                                                                  yang2018.AUTHORS), "estimate"),
+    ("reading_rows flat columns", lambda: yang2018.reading_rows(pd.DataFrame({"a": [1.0]}), Y_TRU,
+                                                                yang2018.AUTHORS), "estimate"),
+    ("reading_rows NaN term", lambda: yang2018.reading_rows(Y_EST.where(Y_EST > 0.5), Y_TRU,
+                                                            yang2018.AUTHORS), "estimate"),
+    ("reading_rows truth_label absent", lambda: yang2018.reading_rows(
+        Y_EST, Y_TRU, yang2018.AUTHORS, truth_label="MAR"), "truth_label"),
+    ("reading_rows no common user", lambda: yang2018.reading_rows(
+        Y_EST.loc[[0]], Y_TRU.loc[[2]], yang2018.COURSE), "common"),
+    ("Reading name not text", lambda: yang2018.Reading(3), "name"),
+    ("Reading k zero", lambda: yang2018.Reading("r", k=0), "k"),
+    ("evaluate_readings readings empty", lambda: _readings(readings=[]), "readings"),
+    ("evaluate_readings readings text", lambda: _readings(readings="AUTHORS"), "readings"),
+    ("evaluate_readings reading twice", lambda: _readings(
+        readings=[yang2018.AUTHORS, yang2018.AUTHORS]), "readings"),
+    ("evaluate_readings draws empty", lambda: _readings(draws=[]), "draws"),
+    ("evaluate_readings draw negative", lambda: _readings(draws=[-1]), "draws"),
+    ("evaluate_readings draw twice", lambda: _readings(draws=[0, 0]), "draws"),
+    ("evaluate_readings seed Generator", lambda: _readings(seed=np.random.default_rng(0)),
+     "seed"),
+    ("evaluate_readings n_items mismatch", lambda: _readings(n_items=5), "n_items"),
+    ("evaluate_readings scores shape", lambda: _readings(scores=Y_S[:, :5]), "n_items"),
+    ("evaluate_readings gamma labelled AOA", lambda: _readings(gammas={"AOA": 2.0}), "gammas"),
+    ("evaluate_readings gamma NaN", lambda: _readings(gammas={"g": np.nan}), "gammas"),
+    ("evaluate_readings truth item outside", lambda: _readings(
+        truth=Y_TRUTH.assign(item=Y_TRUTH["item"] + 30)), "truth.item"),
+    ("evaluate_readings val empty", lambda: _readings(val=Y_VAL.head(0)), "val"),
+    ("evaluate_readings truth without a relevant rating", lambda: _readings(
+        truth=Y_TRUTH.assign(rating=1.0)), "truth"),
+    ("evaluate_readings no common user", lambda: _readings(
+        readings=[yang2018.COURSE], truth=Y_TRUTH[~Y_TRUTH["user"].isin(Y_VAL["user"])]),
+     "truth"),
+    ("evaluate_readings train empty", lambda: _readings(train=Y_TRAIN.head(0)), "train"),
+    ("pmf_training a user with every item", lambda: yang2018.pmf_training(
+        pd.DataFrame({"user": [0, 0], "item": [0, 1], "rating": 5.0}), n_items=2, seed=0),
+     "train"),
+    ("pmf_training item outside", lambda: yang2018.pmf_training(Y_TRAIN, n_items=3, seed=0),
+     "train.item"),
+    ("pmf_training empty", lambda: yang2018.pmf_training(Y_TRAIN.head(0), n_items=30, seed=0),
+     "train"),
+    ("pmf_training not a frame", lambda: yang2018.pmf_training([1], n_items=30, seed=0), "train"),
+    ("authors_split_table draws empty", lambda: yang2018.authors_split_table(
+        {"P": rb.models.PosPop()}, YW, seed=0, draws=[], gammas=[2.0]), "draws"),
+    ("authors_split_table gamma NaN", lambda: yang2018.authors_split_table(
+        {"P": rb.models.PosPop()}, YW, seed=0, draws=[0], gammas=[np.nan]), "gammas"),
+    ("authors_split_table gammas text", lambda: yang2018.authors_split_table(
+        {"P": rb.models.PosPop()}, YW, seed=0, draws=[0], gammas="2"), "gammas"),
+    ("authors_split_table two gammas one label", lambda: yang2018.authors_split_table(
+        {"P": rb.models.PosPop()}, YW, seed=0, draws=[0], gammas=[2.0, 2.01]), "gammas"),
+    ("authors_split_table n_negatives negative", lambda: yang2018.authors_split_table(
+        {"P": rb.models.PosPop()}, YW, seed=0, draws=[0], n_negatives={"P": -1}),
+     "n_negatives"),
+    ("authors_split_table readings empty", lambda: yang2018.authors_split_table(
+        {"P": rb.models.PosPop()}, YW, seed=0, draws=[0], readings=[]), "readings"),
+    ("authors_split_table readings of names", lambda: yang2018.authors_split_table(
+        {"P": rb.models.PosPop()}, YW, seed=0, draws=[0], readings=["authors' protocol"]),
+     "readings"),
+    ("mae_summary missing column", lambda: yang2018.mae_summary(Y_RUNS.drop(columns="value"),
+                                                                reading="r"), "table"),
+    ("mae_summary not a frame", lambda: yang2018.mae_summary([1], reading="r"), "table"),
+    ("mae_summary unknown reading", lambda: yang2018.mae_summary(Y_RUNS, reading="zz"),
+     "reading"),
+    ("mae_summary text value", lambda: yang2018.mae_summary(Y_RUNS.assign(value=["a", "b"]),
+                                                            reading="r"), "table.value"),
+    ("mae_summary NaN value", lambda: yang2018.mae_summary(Y_RUNS.assign(value=[np.nan, 0.1]),
+                                                           reading="r"), "table.value"),
+    ("mae_summary run twice", lambda: yang2018.mae_summary(pd.concat([Y_RUNS, Y_RUNS]),
+                                                           reading="r"), "table"),
+    ("snips_reduction not a frame", lambda: yang2018.snips_reduction([1]), "summary"),
+    ("snips_reduction without AOA", lambda: yang2018.snips_reduction(
+        Y_SUMMARY.drop(columns="AOA", level=0)), "summary"),
+    ("snips_reduction flat columns", lambda: yang2018.snips_reduction(pd.DataFrame({"a": [1.0]})),
+     "summary"),
+    ("snips_reduction AOA zero", lambda: yang2018.snips_reduction(Y_SUMMARY * 0), "summary"),
+    ("snips_protocols truth_label AOA", lambda: yang2018.snips_protocols(
+        T, T, train=T, n_items=12, gammas={"S": 2.0}, truth_label="AOA"), "truth_label"),
+    ("snips_protocols gamma labelled AOA", lambda: yang2018.snips_protocols(
+        T, T, train=T, n_items=12, gammas={"AOA": 2.0}), "gammas"),
+    ("per_model_mae NaN value", lambda: yang2018.per_model_mae(
+        Y_PER_USER.assign(value=[1.0, np.nan, 0.5, 0.5])), "per_user.value"),
+    ("per_model_mae no common user", lambda: yang2018.per_model_mae(
+        Y_PER_USER.assign(user=[0, 1, 2, 3])), "per_user"),
+    ("mae_over_splits seed twice", lambda: yang2018.mae_over_splits(
+        {"P": rb.models.PosPop()}, YW, seeds=[0, 0]), "seeds"),
+    ("mae_over_splits gamma NaN", lambda: yang2018.mae_over_splits(
+        {"P": rb.models.PosPop()}, YW, seeds=[0], gammas=[np.nan]), "gammas"),
+    ("agreement_table metric_names list", lambda: yang2018.agreement_table(
+        _AGREE, metric_names=["Recall"]), "metric_names"),
+    # --- wang2025: the paper's trainers and splits
+    ("fit_autodebias MF overflows", lambda: wang2025.fit_autodebias(
+        "MF", W_LOG, **{**W_FIT, "lr": 1e6}), "lr"),
+    ("fit_autodebias IPS overflows", lambda: wang2025.fit_autodebias(
+        "IPS", W_LOG, **{**W_FIT, "lr": 1e6}), "lr"),
+    ("fit_autodebias DR overflows", lambda: wang2025.fit_autodebias(
+        "DR", W_LOG, **{**W_FIT, "lr": 1e3, "imputation_lr": 1e3}), "lr"),
+    ("fit_autodebias block bool", lambda: wang2025.fit_autodebias(
+        "MF", W_LOG, **{**W_FIT, "block": (True, 5)}), "block"),
+    ("fit_autodebias train empty", lambda: wang2025.fit_autodebias("MF", W_LOG.head(0), **W_FIT),
+     "train"),
+    ("fit_autodebias validation one label", lambda: wang2025.fit_autodebias(
+        "MF", W_LOG, **{**W_FIT, "validation": W_LOG.assign(rating=5.0)}), "validation"),
+    ("autodebias_split tiny", lambda: wang2025.autodebias_split(RAND, seed=0), "random"),
+    ("autodebias_split empty", lambda: wang2025.autodebias_split(RAND.head(0), seed=0), "random"),
+    ("paper_random_split tiny", lambda: wang2025.paper_random_split(RAND.head(1), seed=0),
+     "random"),
+    ("paper_random_split float ids", lambda: wang2025.paper_random_split(
+        RAND.assign(user=[0.5, 0, 1, 1]), seed=0), "random.user"),
+    ("scheme_users k above the catalogue", lambda: wang2025.scheme_users(
+        {"m": S[:2, :3]}, RAND, k=4, k_bar=1, threshold=4.0, exclude=None), "k"),
+    ("scheme_users random not a frame", lambda: wang2025.scheme_users(
+        {"m": S[:2, :3]}, [1], k=1, k_bar=1, threshold=4.0, exclude=None), "random"),
+    ("summarise_schemes NaN", lambda: wang2025.summarise_schemes(
+        W_SCHEMES.where(W_SCHEMES > 0.5), seed=0), "per_user"),
+    ("paired_bootstrap NaN", lambda: wang2025.paired_bootstrap(
+        W_SCHEMES.where(W_SCHEMES > 0.5), baseline="b", seed=0), "per_user"),
+    ("convention_ladder k_bars empty", lambda: wang2025.convention_ladder(
+        {"m": S[:2, :3]}, RAND, train=RAND, threshold=4.0, k=1, k_bars=[]), "k_bars"),
+    ("convention_ladder k above the catalogue", lambda: wang2025.convention_ladder(
+        {"m": S[:2, :3]}, RAND, train=RAND, threshold=4.0, k=5, k_bars=[1]), "k"),
+    ("ordering_over_seeds text", lambda: wang2025.ordering_over_seeds(
+        pd.DataFrame({"a": ["x", "y"], "b": [1.0, 2.0]})), "values"),
+    ("ordering_over_seeds inf", lambda: wang2025.ordering_over_seeds(
+        pd.DataFrame({"a": [np.inf, 1.0], "b": [1.0, 2.0]})), "values"),
+    ("ordering_over_seeds model twice", lambda: wang2025.ordering_over_seeds(
+        pd.DataFrame([[1.0, 2.0], [2.0, 3.0]], columns=["a", "a"])), "values"),
+    # --- carraro2022: the RankSys-like recommenders and the tables of repetitions
+    ("RankSysUserKNN scores an unknown user", lambda: _fitted(
+        carraro2022.RankSysUserKNN, k=1).score_batch([7]), "user_indices"),
+    ("RankSysUserKNN scores a negative user", lambda: _fitted(
+        carraro2022.RankSysUserKNN, k=1).score_batch([-1]), "user_indices"),
+    ("RankSysUserKNN scores a float user", lambda: _fitted(
+        carraro2022.RankSysUserKNN, k=1).score_batch([0.5]), "user_indices"),
+    ("RankSysItemKNN scores an unknown user", lambda: _fitted(
+        carraro2022.RankSysItemKNN, k=1).score(9), "user_idx"),
+    ("ImplicitALS scores an unknown user", lambda: _fitted(
+        carraro2022.ImplicitALS, k=2, n_iter=2).score(9), "user_idx"),
+    ("ImplicitALS scores an unknown item", lambda: _fitted(
+        carraro2022.ImplicitALS, k=2, n_iter=2).score(0, 99), "item_idx"),
+    ("tau_bands row twice", lambda: carraro2022.tau_bands(C_TWICE, seed=0, n_boot=5), "metrics"),
+    ("tau_bands NaN value", lambda: carraro2022.tau_bands(
+        C_METRICS.assign(value=C_METRICS["value"].where(C_METRICS.index != 3)), seed=0,
+        n_boot=5), "metrics.value"),
+    ("tau_bands text value", lambda: carraro2022.tau_bands(C_METRICS.assign(value="x"), seed=0,
+                                                           n_boot=5), "metrics.value"),
+    ("tau_bands unknown strategy", lambda: carraro2022.tau_bands(
+        C_METRICS.assign(strategy=C_METRICS["strategy"].replace("full", "wtd2")), seed=0,
+        n_boot=5), "metrics.strategy"),
+    ("tau_on_means row twice", lambda: carraro2022.tau_on_means(C_TWICE), "metrics"),
+    ("table3 row twice", lambda: carraro2022.table3(C_TWICE), "metrics"),
+    ("table5_wilcoxon row twice", lambda: carraro2022.table5_wilcoxon(C_TWICE), "metrics"),
+    ("kendall_vs_truth row twice", lambda: carraro2022.kendall_vs_truth(C_TWICE), "metrics"),
+    ("difference_from_truth row twice", lambda: carraro2022.difference_from_truth(C_TWICE),
+     "metrics"),
+    ("run_protocol seed twice", lambda: carraro2022.run_protocol(
+        _W, {"PosPop": rb.models.PosPop}, seeds=[0, 0]), "seeds"),
+    ("weight_noise seed Generator", lambda: carraro2022.weight_noise(
+        _W, seeds=[np.random.default_rng(0)]), "seeds"),
+    ("table3 metric a list", lambda: carraro2022.table3(C_METRICS, metric=["recall"]), "metric"),
+    ("tau_bands metric a mapping", lambda: carraro2022.tau_bands(C_METRICS, metric={}, seed=0),
+     "metric"),
+    ("kendall_vs_truth metric a list", lambda: carraro2022.kendall_vs_truth(C_METRICS,
+                                                                           metric=[]), "metric"),
+    ("best_sizes metric a list", lambda: carraro2022.best_sizes(C_DIFF, metric=["recall"]),
+     "metric"),
+    ("wilcoxon_vs_truth sizes None", lambda: carraro2022.wilcoxon_vs_truth(C_DIFF, None),
+     "sizes"),
+    ("wilcoxon_vs_truth sizes text", lambda: carraro2022.wilcoxon_vs_truth(C_DIFF, "full"),
+     "sizes"),
+    ("wilcoxon_vs_truth unknown strategy", lambda: carraro2022.wilcoxon_vs_truth(
+        C_DIFF, {"wtd2": 0.5}), "sizes"),
+    ("wilcoxon_vs_truth size above one", lambda: carraro2022.wilcoxon_vs_truth(
+        C_DIFF, {"full": 2.0}), "sizes"),
+    ("wilcoxon_vs_truth no row of the metric", lambda: carraro2022.wilcoxon_vs_truth(
+        C_DIFF, {"full": 1.0}, metric="ndcg"), "metric"),
+    ("kl_by_seed strategies None", lambda: carraro2022.kl_by_seed(_W, seeds=[0],
+                                                                 strategies=None), "strategies"),
+    ("draw_test_sets sizes a number", lambda: carraro2022.draw_test_sets(_SPLIT, sizes=0.5),
+     "sizes"),
+    ("popular_share strategies a name", lambda: carraro2022.popular_share(
+        _W, seeds=[0], strategies="full", cache=False), "strategies"),
+    ("run_repetition data None", lambda: carraro2022.run_repetition(
+        None, {"PosPop": rb.models.PosPop}, seed=0), "data"),
+    ("run_protocol data a frame", lambda: carraro2022.run_protocol(
+        _W.mnar, {"PosPop": rb.models.PosPop}, seeds=[0]), "data"),
+    ("paper_grid recommenders a frame", lambda: carraro2022.paper_grid(
+        recommenders=pd.DataFrame()), "recommenders"),
+    # --- jadidinejad2021
+    ("zoo_sensitivity a model of no family", lambda: jadidinejad2021.zoo_sensitivity(
+        _stored_zoo().assign(model=_stored_zoo()["model"].replace("GA", "GA10"))), "values"),
+    ("zoo_sensitivity methods None", lambda: jadidinejad2021.zoo_sensitivity(
+        _stored_zoo(), methods=None), "methods"),
+    ("ladder n_strata None", lambda: jadidinejad2021.ladder(_stored_zoo(), n_strata=None),
+     "n_strata"),
+    ("ladder no rung", lambda: jadidinejad2021.ladder(_stored_zoo(), n_strata=7), "n_strata"),
+    ("authors_zoo sizes None", lambda: jadidinejad2021.authors_zoo(sizes=None), "sizes"),
+    ("authors_zoo sizes empty", lambda: jadidinejad2021.authors_zoo(sizes=[]), "sizes"),
+    ("authors_zoo size twice", lambda: jadidinejad2021.authors_zoo(sizes=[10, 10]), "sizes"),
+    ("authors_zoo families None", lambda: jadidinejad2021.authors_zoo(families=None),
+     "families"),
+    ("powerlaw counts text", lambda: jadidinejad2021.powerlaw_propensity("x"), "counts"),
+    ("powerlaw counts mapping", lambda: jadidinejad2021.powerlaw_propensity({}), "counts"),
+    ("protocol_values seed twice", lambda: jadidinejad2021.protocol_values(W, seeds=[0, 0]),
+     "seeds"),
+    ("protocol_values size twice", lambda: jadidinejad2021.protocol_values(W, seeds=[0],
+                                                                           sizes=(10, 10)),
+     "sizes"),
+    ("holdout_evaluator propensity text", lambda: jadidinejad2021.holdout_evaluator(
+        holdout=T, propensity="x", n_items=12), "propensity"),
+    ("agreement truth a list", lambda: jadidinejad2021.agreement(_jad_frame(), truth=[]),
+     "truth"),
+    ("steiger y None", lambda: jadidinejad2021.steiger(_jad_frame(), y=None), "y"),
+    ("steiger z a list", lambda: jadidinejad2021.steiger(_jad_frame(), z=[]), "z"),
+    ("steiger n_strata a list", lambda: jadidinejad2021.steiger(_jad_frame(), n_strata=[]),
+     "n_strata"),
+    ("steiger binning unknown", lambda: jadidinejad2021.steiger(_jad_frame(), binning="log"),
+     "binning"),
+    # --- found by sweeping generic bad values over the replications' functions
+    ("user_table metrics of numbers", lambda: yang2018.user_table(
+        {"m": S}, PROTOCOLS, exclude=None, metrics=[1], k=2), "metrics"),
+    ("agreement_table truth a list", lambda: yang2018.agreement_table(_AGREE, truth=[]),
+     "truth"),
+    ("per_model_mae truth a mapping", lambda: yang2018.per_model_mae(Y_PER_USER, truth={}),
+     "truth"),
+    ("snips_protocols heldout None", lambda: yang2018.snips_protocols(
+        None, T, train=T, n_items=12, gammas={"S": 2.0}), "heldout"),
+    ("model_curves sets None", lambda: wang2025.model_curves(
+        {"m": S[:2, :3]}, None, [1], random_sets={"r": RAND}, k_bars=[1], threshold=4.0,
+        exclude=None), "sets"),
+    ("model_curves random set not a frame", lambda: wang2025.model_curves(
+        {"m": S[:2, :3]}, {"r": RAND}, [1], random_sets={"r": [1]}, k_bars=[1], threshold=4.0,
+        exclude=None), "random_sets"),
+]
+
+
 class _FakeClient:
     """Has a Dask client's methods; the checks must refuse bad inputs before any task runs."""
 
@@ -572,7 +962,7 @@ class _FakeClient:
         raise AssertionError("gather reached before the inputs were checked")
 
 
-CASES = CASES + MORE_CASES
+CASES = CASES + MORE_CASES + REPLICATION_CASES
 
 
 def test_table_is_large_and_distinct():
@@ -700,6 +1090,33 @@ VALID_CALLS = {
     carraro2022.tau_bands: lambda **kw: carraro2022.tau_bands(_TAU, **{"seed": 0, "n_boot": 5, **kw}),
     carraro2022.popular_share: lambda **kw: carraro2022.popular_share(
         _W, **{"seeds": [0], "top": 3, "strategies": ("full",), "cache": False, **kw}),
+    carraro2022.RankSysUserKNN: lambda **kw: _fitted(carraro2022.RankSysUserKNN, **{"k": 1, **kw}),
+    carraro2022.RankSysItemKNN: lambda **kw: _fitted(carraro2022.RankSysItemKNN, **{"k": 1, **kw}),
+    carraro2022.ImplicitALS: lambda **kw: _fitted(carraro2022.ImplicitALS,
+                                                  **{"k": 2, "n_iter": 2, **kw}),
+    report.verdict: lambda **kw: report.verdict(**{"paper": 0.5, "ours": [0.4, 0.6], **kw}),
+    yang2018.sampled_candidates: _candidates,
+    yang2018.user_terms: _terms,
+    yang2018.evaluate_readings: lambda **kw: _readings(**kw),
+    yang2018.pmf_training: lambda **kw: yang2018.pmf_training(
+        Y_TRAIN, **{"n_items": 30, "seed": 0, **kw}),
+    yang2018.authors_models: lambda **kw: yang2018.authors_models(
+        **{"n_train": 100, "n_iter": 11, **kw}),
+    yang2018.mae_summary: lambda **kw: yang2018.mae_summary(Y_RUNS, **{"reading": "r", **kw}),
+    wang2025.autodebias_split: lambda **kw: wang2025.autodebias_split(W_LOG, **{"seed": 0, **kw}),
+    wang2025.paper_random_split: lambda **kw: wang2025.paper_random_split(
+        W_LOG, **{"seed": 0, **kw}),
+    wang2025.signed_labels: lambda **kw: wang2025.signed_labels(RAND, **{"threshold": 4.0, **kw}),
+    wang2025.fit_autodebias: lambda **kw: wang2025.fit_autodebias(
+        **{"method": "MF", "train": W_LOG, **W_FIT, "epochs": 1, **kw}),
+    wang2025.scheme_users: lambda **kw: wang2025.scheme_users(
+        {"m": S[:2, :3]}, RAND, **{"k": 1, "k_bar": 1, "threshold": 4.0, "exclude": None, **kw}),
+    wang2025.model_curves: lambda **kw: list(wang2025.model_curves(
+        {"m": S[:2, :3]}, {"r": RAND}, [1], **{"random_sets": {"r": RAND}, "k_bars": [1],
+                                               "threshold": 4.0, "exclude": None,
+                                               "cache": False, **kw})),
+    wang2025.convention_ladder: lambda **kw: wang2025.convention_ladder(
+        {"m": S[:2, :3]}, RAND, **{"train": RAND, "threshold": 4.0, "k": 1, "k_bars": [1], **kw}),
 }
 
 

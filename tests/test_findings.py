@@ -1,6 +1,7 @@
 """Stated findings (course.finding) and the report's verdict scale."""
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from recbias_tutorial import course
@@ -22,10 +23,11 @@ def test_a_finding_that_no_longer_holds_fails_naming_it_and_its_numbers():
     assert "t_f_beats" in message and "gap > 0" in message and "-0.0123" in message
 
 
-@pytest.mark.parametrize("holds", ["gap > 0 and names == 'a, b'", "abs(gap) < max(0.1, 0.2)",
-                                   "sorted(set([1, 2])) == [1, 2] and gap > 0"])
-def test_conditions_may_use_strings_and_a_few_builtins(holds):
-    assert check_finding("t_f_ok", "{gap}", holds=holds, gap=0.05, names="a, b") == "0.05"
+@pytest.mark.parametrize("n, holds", list(enumerate(["gap > 0 and names == 'a, b'",
+                                                      "abs(gap) < max(0.1, 0.2)",
+                                                      "sorted(set([1, 2])) == [1, 2] and gap > 0"])))
+def test_conditions_may_use_strings_and_a_few_builtins(n, holds):
+    assert check_finding(f"t_f_ok{n}", "{gap}", holds=holds, gap=0.05, names="a, b") == "0.05"
 
 
 @pytest.mark.parametrize("kwargs, match", [
@@ -68,7 +70,7 @@ def test_verdict_scale():
     ("0.5", [1.0], {}, "paper must be a finite number"),
     (0.5, [], {}, "ours must hold one or more finite values"),
     (0.5, [1.0, np.nan], {}, "ours must hold one or more finite values"),
-    (0.5, [1.0], {"level": 1.0}, "level must lie in"),
+    (0.5, [1.0], {"level": 1.0}, "level must be in"),
     (0.5, [1.0], {"reference": "0"}, "reference must be a finite number"),
 ])
 def test_verdict_refuses_bad_input(paper, ours, kwargs, match):
@@ -123,3 +125,91 @@ def test_a_takeaway_keeps_its_words_and_only_stated_ones_are_confirmed():
     with pytest.raises(ValueError, match="holds"):
         course.confirm("t_tk_c", holds="y > 0", x=1)
     course.confirm("t_tk_c", holds="x > 0", x=1)
+
+
+# --- bad findings, as a careless author writes them: each a ValueError naming the argument
+# (or, for a condition or text that fails on its numbers, the finding and the number)
+def _state(name, text="{x}", holds="x > 0", **numbers):
+    return course.finding(name, text, holds=holds, **({"x": 1} if not numbers else numbers))
+
+
+BAD_FINDINGS = [
+    ("NaN in a list", lambda: _state("t_b_nan_list", holds="max(x) < 5", x=[1.0, float("nan")]),
+     "x"),
+    ("inf in a tuple", lambda: _state("t_b_inf_tuple", holds="len(x) > 0", x=(1.0, np.inf)), "x"),
+    ("NaN in an array", lambda: _state("t_b_nan_array", holds="len(x) > 0",
+                                       x=np.array([1.0, np.nan])), "x"),
+    ("NaN in a nested list", lambda: _state("t_b_nan_nested", holds="len(x) > 0",
+                                            x=[[1.0], [np.nan]]), "x"),
+    ("NaN in a Series", lambda: _state("t_b_nan_series", holds="len(x) > 0",
+                                       x=pd.Series([1.0, np.nan])), "x"),
+    ("keyword as name", lambda: _state("class"), "name"),
+    ("keyword as a number's name", lambda: _state("t_b_kw_number", holds="x > 0", x=1,
+                                                  **{"lambda": 2}), "lambda"),
+    ("a number named like a function", lambda: _state("t_b_abs", text="{abs}", holds="abs > 0",
+                                                      abs=1), "abs"),
+    ("division by zero", lambda: _state("t_b_div", holds="x / y > 0", x=1, y=0), "t_b_div"),
+    ("string compared with a number", lambda: _state("t_b_str", x="a"), "t_b_str"),
+    ("None compared with a number", lambda: _state("t_b_none", x=None), "t_b_none"),
+    ("index out of range", lambda: _state("t_b_index", holds="x[5] > 0", x=[1]), "t_b_index"),
+    ("format code of another type", lambda: _state("t_b_fmt", text="{x:d}", x=1.5), "text"),
+    ("format code on text", lambda: _state("t_b_fmt_str", text="{x:.2f}", holds="x == 'a'",
+                                           x="a"), "text"),
+    ("format index out of range", lambda: _state("t_b_fmt_index", text="{x[3]}",
+                                                 holds="len(x) > 0", x=[1]), "text"),
+    ("positional field", lambda: _state("t_b_positional", text="{0}"), "text"),
+    ("condition not text", lambda: _state("t_b_holds", holds=True), "holds"),
+    ("text not text", lambda: course.finding("t_b_text", 5, holds="x > 0", x=1), "text"),
+    ("empty name", lambda: _state(""), "name"),
+]
+
+
+@pytest.mark.parametrize("label, call, argument", BAD_FINDINGS, ids=[c[0] for c in BAD_FINDINGS])
+def test_a_bad_finding_is_a_value_error_naming_it(label, call, argument):
+    with pytest.raises(ValueError) as info:
+        call()
+    assert argument in str(info.value), f"{label}: {info.value}"
+    assert not isinstance(info.value, course.FindingFailed)
+
+
+def test_a_failing_condition_names_the_finding_and_its_numbers():
+    with pytest.raises(ValueError, match=r"x / y > 0. of finding .t_b_named.*x = 1, y = 0.*ZeroDivisionError"):
+        _state("t_b_named", holds="x / y > 0", x=1, y=0)
+
+
+def test_a_name_states_one_finding(monkeypatch):
+    from recbias_tutorial import _findings
+
+    monkeypatch.setattr(_findings, "_cell_id", lambda: None)
+    assert _state("t_r_once", text="{x} models", x=3) == "3 models"
+    # a cell run again restates its finding, with the numbers of this run
+    assert _state("t_r_once", text="{x} models", x=4) == "4 models"
+    assert CHECKED["t_r_once"][0] == "4 models"
+    with pytest.raises(ValueError, match="name: a finding 't_r_once' was already stated"):
+        _state("t_r_once", text="{x} other models", x=3)  # another finding, the same name
+    with pytest.raises(ValueError, match="t_r_once"):
+        _state("t_r_once", text="{x} models", holds="x > 1", x=3)
+    assert CHECKED["t_r_once"][0] == "4 models"  # the first stays
+
+
+def test_a_cell_edited_in_jupyterlab_may_restate_its_finding(monkeypatch):
+    """JupyterLab sends each cell's id with its execution: the cell that stated a finding may
+    be edited and run again; another cell may not reuse the name."""
+    from recbias_tutorial import _findings
+
+    monkeypatch.setattr(_findings, "_cell_id", lambda: "cell-a")
+    _state("t_r_cell", text="{x} models", x=3)
+    assert _state("t_r_cell", text="{x} of the models", x=3) == "3 of the models"
+    monkeypatch.setattr(_findings, "_cell_id", lambda: "cell-b")
+    assert _state("t_r_cell", text="{x} of the models", x=3) == "3 of the models"  # identical
+    with pytest.raises(ValueError, match="t_r_cell"):
+        _state("t_r_cell", text="{x} models again", x=3)
+
+
+def test_a_failed_finding_does_not_take_its_name(monkeypatch):
+    from recbias_tutorial import _findings
+
+    monkeypatch.setattr(_findings, "_cell_id", lambda: None)
+    with pytest.raises(course.FindingFailed):
+        _state("t_r_failed", holds="x > 5", x=1)
+    assert _state("t_r_failed", holds="x > 0", x=1) == "1"  # rewritten, then it holds

@@ -220,7 +220,9 @@ def test_grading_twice_gives_the_same_csv(built, graded, tmp_path):
 def test_a_class_with_a_never_ending_submission_and_a_corrupt_file(built, tmp_path, capsys):
     """A cell that never ends costs its own question (the notebook is stopped at its time
     limit and graded on what finished); a corrupt file is reported, not graded; the normal
-    notebooks are graded as alone, two at a time; the CSV, the feedback and the summary say so."""
+    notebooks are graded as alone, two at a time; the CSV, the feedback and the summary say so.
+    The limit leaves a normal notebook room on a loaded machine (make test runs two test files
+    at once), where 20 s once stopped a reference solution's last cells."""
     out, sets = built
     name = SETS[0]
     ref = json.loads(sets[name]["solution"].read_text())
@@ -232,7 +234,7 @@ def test_a_class_with_a_never_ending_submission_and_a_corrupt_file(built, tmp_pa
         _write(ref, sub / f"{student}_{name}.ipynb")
     _write(endless, sub / f"loop_{name}.ipynb")
     (sub / f"corrupt_{name}.ipynb").write_text('{"cells": [ not json')
-    csv_path = otterhw.grade(sub, tmp_path / "grades", out, time_limit=20, n_jobs=2)
+    csv_path = otterhw.grade(sub, tmp_path / "grades", out, time_limit=60, n_jobs=2)
     rows = list(csv.DictReader(open(csv_path)))
     full = _by(rows, "ann", name)
     assert full == _by(rows, "ben", name) and all(p == poss > 0 for p, poss in full.values())
@@ -283,3 +285,63 @@ def test_grade_refuses_a_bad_time_limit_or_job_count(built, tmp_path):
             otterhw.grade(tmp_path, tmp_path / "g", out, time_limit=bad)
     with pytest.raises(ValueError, match="n_jobs must be"):
         otterhw.grade(tmp_path, tmp_path / "g", out, n_jobs=0)
+
+
+def _pool():
+    return importlib.import_module("grading_pool")
+
+
+def _enter(limit):
+    with _pool().time_limited(limit):
+        pass
+
+
+#: Bad grading arguments: (label, call, the argument the message must name). None may start
+#: a worker or a kernel (n_jobs=0 used to spin forever).
+BAD_GRADING = [
+    ("run_pool n_jobs 0", lambda: _pool().run_pool([("a", (1,))], abs, n_jobs=0, hard_limit=5),
+     "n_jobs"),
+    ("run_pool n_jobs negative", lambda: _pool().run_pool([("a", (1,))], abs, n_jobs=-1,
+                                                          hard_limit=5), "n_jobs"),
+    ("run_pool n_jobs fractional", lambda: _pool().run_pool([("a", (1,))], abs, n_jobs=1.5,
+                                                            hard_limit=5), "n_jobs"),
+    ("run_pool n_jobs bool", lambda: _pool().run_pool([("a", (1,))], abs, n_jobs=True,
+                                                      hard_limit=5), "n_jobs"),
+    ("run_pool hard_limit 0", lambda: _pool().run_pool([("a", (1,))], abs, n_jobs=1,
+                                                       hard_limit=0), "hard_limit"),
+    ("run_pool hard_limit NaN", lambda: _pool().run_pool([("a", (1,))], abs, n_jobs=1,
+                                                         hard_limit=float("nan")), "hard_limit"),
+    ("run_pool fn not callable", lambda: _pool().run_pool([("a", (1,))], 3, n_jobs=1,
+                                                          hard_limit=5), "fn"),
+    ("run_pool a key twice", lambda: _pool().run_pool([("a", (1,)), ("a", (2,))], abs, n_jobs=1,
+                                                      hard_limit=5), "tasks"),
+    ("run_pool tasks not pairs", lambda: _pool().run_pool([1, 2], abs, n_jobs=1, hard_limit=5),
+     "tasks"),
+    ("time_limited 0", lambda: _enter(0), "limit"),
+    ("time_limited negative", lambda: _enter(-1), "limit"),
+    ("time_limited NaN", lambda: _enter(float("nan")), "limit"),
+    ("time_limited inf", lambda: _enter(float("inf")), "limit"),
+    ("time_limited bool", lambda: _enter(True), "limit"),
+    ("time_limited text", lambda: _enter("5"), "limit"),
+    ("grade time_limit bool", lambda: otterhw.grade(ROOT, ROOT / "g", ROOT, time_limit=True),
+     "time_limit"),
+    ("grade time_limit inf", lambda: otterhw.grade(ROOT, ROOT / "g", ROOT,
+                                                   time_limit=float("inf")), "time_limit"),
+    ("grade n_jobs bool", lambda: otterhw.grade(ROOT, ROOT / "g", ROOT, n_jobs=True), "n_jobs"),
+    ("grade n_jobs negative", lambda: otterhw.grade(ROOT, ROOT / "g", ROOT, n_jobs=-2), "n_jobs"),
+    ("grade_one time_limit 0", lambda: otterhw.grade_one(ROOT / "x.ipynb", ROOT / "x.zip",
+                                                         time_limit=0), "time_limit"),
+    ("grade_one time_limit bool", lambda: otterhw.grade_one(ROOT / "x.ipynb", ROOT / "x.zip",
+                                                            time_limit=True), "time_limit"),
+]
+
+
+@pytest.mark.parametrize("label, call, argument", BAD_GRADING, ids=[c[0] for c in BAD_GRADING])
+def test_bad_grading_arguments_are_refused_before_any_work(label, call, argument):
+    import nbconvert.preprocessors as pre
+
+    before = pre.ExecutePreprocessor
+    with pytest.raises(ValueError) as info:
+        call()
+    assert argument in str(info.value), f"{label}: {info.value}"
+    assert pre.ExecutePreprocessor is before  # no time limit left installed

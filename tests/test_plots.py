@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 
 import altair as alt
+import numpy as np
 import pandas as pd
 import pytest
 import vl_convert as vlc
@@ -108,3 +109,166 @@ def test_specs_without_view_selections_pass_through():
     lab = plots.lab_bundle(spec, svg=False)[plots.LAB_MIMETYPE]
     assert {k: v for k, v in lab.items() if k != "$schema"} == {
         k: v for k, v in spec.items() if k != "$schema"}
+
+
+# --- chapter 2: estimate_slider -------------------------------------------------------------------
+
+GRID = pd.DataFrame({"model": ["a"] * 3 + ["b"] * 3, "γ": [0.0, 0.5, 1.0] * 2,
+                     "SNIPS γ=x.y": [0.5, 0.4, 0.3, 0.2, 0.25, 0.3],
+                     "MAR truth": [0.35] * 3 + [0.3] * 3, "AOA": [0.6] * 3 + [0.2] * 3})
+
+
+def _slider(**kw):
+    return plots.estimate_slider(GRID, param="γ", value="SNIPS γ=x.y", y="model",
+                                 references=["MAR truth", "AOA"], label="SNIPS", **kw)
+
+
+def test_estimate_slider_binds_a_range_over_the_grid():
+    spec = _slider(start=0.5).to_dict()
+    (slider,) = spec["params"]
+    assert slider["bind"] == {"input": "range", "min": 0.0, "max": 1.0, "step": 0.5, "name": "γ "}
+    assert slider["value"] == 0.5 and slider["name"].isidentifier() and slider["name"].isascii()
+    filters = [t["filter"] for layer in spec["layer"] for t in layer.get("transform", [])]
+    assert len(filters) == 2 and all(slider["name"] in f for f in filters)
+    # the JupyterLab bundle keeps the variable at the top level, and both Vega-Lites draw it
+    lab = plots.lab_bundle(spec, svg=False)[plots.LAB_MIMETYPE]
+    assert [p["name"] for p in lab["params"]] == [slider["name"]]
+    for version in ("5.8", "6.4"):
+        assert vlc.vegalite_to_svg({k: v for k, v in lab.items() if k != "$schema"},
+                                   vl_version=version).startswith("<svg")
+
+
+def test_estimate_slider_draws_one_legend():
+    svg = vlc.vegalite_to_svg(_slider().to_dict())
+    assert svg.count('class="mark-group role-legend"') == 1  # colour and shape merged
+
+
+def test_estimate_slider_shows_one_grid_value_at_a_time():
+    spec = _slider(start=1.0).to_dict()
+    data = {name: pd.DataFrame(rows) for name, rows in spec["datasets"].items()}
+    long = next(d for d in data.values() if "series" in d)
+    shown = long[(long["param"] - 1.0).abs() < 0.25]
+    assert len(shown) == 2 * 3  # two models, the estimate and two references each
+    assert set(shown["series"]) == {"SNIPS", "MAR truth", "AOA"}
+    assert shown.set_index(["row", "series"]).loc[("a", "SNIPS"), "x"] == 0.3
+
+
+def test_estimate_slider_refuses_bad_grids():
+    with pytest.raises(ValueError, match="evenly spaced"):
+        plots.estimate_slider(GRID.replace({"γ": {1.0: 2.0}}), param="γ", value="SNIPS γ=x.y",
+                              y="model")
+    with pytest.raises(ValueError, match="start must be a value"):
+        _slider(start=0.25)
+    with pytest.raises(ValueError, match="must not vary"):
+        plots.estimate_slider(GRID, param="γ", value="MAR truth", y="model",
+                              references=["SNIPS γ=x.y"])
+    with pytest.raises(ValueError, match="missing column"):
+        plots.estimate_slider(GRID, param="gamma", value="SNIPS γ=x.y", y="model")
+
+
+# --- chapters 1 and 6: charts over a precomputed grid (slider_dots, knob_lines) ---------------
+
+KNOB_GRID = pd.DataFrame({"model": ["pop", "pop", "pers", "pers"] * 3,
+                     "kind": ["AOA", "truth"] * 6,
+                     "beta": [0.0] * 4 + [0.5] * 4 + [1.0] * 4,
+                     "recall": [.05, .04, .10, .08, .10, .04, .09, .08, .20, .04, .07, .08]})
+KNOBS = pd.DataFrame({"knob": ["pop"] * 6 + ["rating"] * 6, "v": [0, 1, 2] * 4,
+                      "method": (["a"] * 3 + ["b"] * 3) * 2,
+                      "rmse": [.1, .2, .3, .1, .1, .1, .2, .2, .2, .3, .2, .1]})
+
+
+def _drawn_marks(spec, version="5.8"):
+    """The marks Vega draws for a spec, after its filters (as JupyterLab's Vega-Lite 5 does)."""
+    lab = {k: v for k, v in plots.lab_bundle(spec, svg=False)[plots.LAB_MIMETYPE].items()
+           if k != "$schema"}
+    return vlc.vegalite_to_svg(lab, vl_version=version)
+
+
+def test_slider_dots_shows_one_grid_value():
+    spec = plots.slider_dots(KNOB_GRID, param="beta", x="recall", y="model", series="kind",
+                             start=0.5).to_dict()
+    (slider,) = spec["params"]
+    assert slider["value"] == 0.5
+    assert slider["bind"] == {"input": "range", "min": 0.0, "max": 1.0, "step": 0.5,
+                              "name": "beta "}
+    svg = _drawn_marks(spec)
+    assert svg.count("<path") >= 4  # two rows x two series at the chosen value (plus the rules)
+    assert svg.count(">AOA<") == 1  # colour and shape share one legend
+    # the x scale is fixed over the whole grid, so the dots move and the axis does not
+    assert all(layer["encoding"]["x"]["scale"]["domain"][1] > 0.2 for layer in spec["layer"])
+
+
+def test_slider_dots_refuses_bad_grids():
+    with pytest.raises(ValueError, match="missing column"):
+        plots.slider_dots(KNOB_GRID, param="gamma", x="recall", y="model", series="kind")
+    with pytest.raises(ValueError, match="evenly spaced"):
+        plots.slider_dots(KNOB_GRID.assign(beta=KNOB_GRID["beta"] ** 2 + KNOB_GRID["beta"]), param="beta",
+                          x="recall", y="model", series="kind")
+    with pytest.raises(ValueError, match="start must be a value"):
+        plots.slider_dots(KNOB_GRID, param="beta", x="recall", y="model", series="kind", start=0.3)
+
+
+def test_knob_lines_filters_by_the_chosen_knob():
+    spec = plots.knob_lines(KNOBS, knob="knob", value="v", y="rmse", line="method",
+                            start="rating").to_dict()
+    radio = next(p for p in spec["params"] if isinstance(p.get("bind"), dict))
+    assert radio["value"] == "rating" and radio["bind"]["options"] == ["pop", "rating"]
+    assert spec["transform"] == [{"filter": f"datum.knob == {radio['name']}"}]
+    for version in ("5.8", "6.4"):
+        assert "<path" in _drawn_marks(spec, version)
+
+
+def test_knob_lines_refuses_bad_input():
+    with pytest.raises(ValueError, match="start must be one of"):
+        plots.knob_lines(KNOBS, knob="knob", value="v", y="rmse", line="method", start="density")
+    with pytest.raises(ValueError, match="at least two values"):
+        plots.knob_lines(KNOBS[KNOBS["v"] == 0], knob="knob", value="v", y="rmse", line="method")
+
+
+# --- chapter 3: rho_slider --------------------------------------------------------------------
+
+def _rho_frames():
+    rows = [{"model": m, "test_set": "FULL", "rho": 1.0, "value": v, "truth": t}
+            for m, v, t in (("a", 0.3, 0.1), ("b", 0.2, 0.2))]
+    rows += [{"model": m, "test_set": s, "rho": r, "value": v * r + 0.05, "truth": t}
+             for m, v, t in (("a", 0.3, 0.1), ("b", 0.2, 0.2)) for s in ("REG", "SKEW")
+             for r in (0.25, 0.5, 0.75, 1.0)]
+    values = pd.DataFrame(rows)
+    summary = values.groupby(["test_set", "rho"], as_index=False)["value"].mean()
+    return values, summary
+
+
+def test_rho_slider_filters_one_size_and_keeps_full_at_every_size():
+    values, summary = _rho_frames()
+    spec = plots.rho_slider(values, summary, value_title="Recall@10", summary_title="mean",
+                            start=0.5).to_dict()
+    (param,) = spec["params"]
+    assert param["name"] == "rho_p" and param["value"] == 0.5
+    assert param["bind"] == {"input": "range", "min": 0.25, "max": 1.0, "step": 0.25,
+                             "name": "ρp (sampling share) "}
+    left, right = spec["hconcat"]
+    points = left["layer"][1]
+    assert "rho_p" in points["transform"][0]["filter"]
+    shown = spec["datasets"][points["data"]["name"]]
+    full = [row["rho"] for row in shown if row["test_set"] == "FULL"]
+    assert sorted(full) == [0.25, 0.25, 0.5, 0.5, 0.75, 0.75, 1.0, 1.0]  # FULL at every slider position
+    assert right["layer"][2]["transform"] == [{"calculate": "rho_p", "as": "at"}]
+    lab = plots.lab_bundle(spec, svg=False)[plots.LAB_MIMETYPE]
+    assert lab["params"] == spec["params"]  # a top-level variable stays where it is
+    for version in ("5.8", "6.4"):
+        assert "<svg" in vlc.vegalite_to_svg(spec, vl_version=version)
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda v, s: (v.drop(columns="truth"), s), "values is missing column"),
+    (lambda v, s: (v.assign(test_set=v["test_set"].replace("REG", "NOPE")), s), "not in sets"),
+    (lambda v, s: (v[~np.isclose(v["rho"], 0.5)], s), "evenly spaced"),
+    (lambda v, s: (v.assign(truth=np.arange(len(v)) / 100), s), "one truth per model"),
+    (lambda v, s: (v[v["test_set"] == "FULL"], s), "at least two values"),
+])
+def test_rho_slider_refuses_bad_input(change, message):
+    values, summary = change(*_rho_frames())
+    with pytest.raises(ValueError, match=message):
+        plots.rho_slider(values, summary, value_title="x", summary_title="y")
+    with pytest.raises(ValueError, match="start must be a value of the grid"):
+        plots.rho_slider(*_rho_frames(), value_title="x", summary_title="y", start=0.3)

@@ -72,7 +72,7 @@ def test_a_further_table_must_name_a_dataset_of_the_registry(tmp_path):
     assert set(tables) == {name, f"{name}_more"}
     provenance["datasets"][f"{name}_more"]["dataset"] = "nowhere"
     (folder / "provenance.json").write_text(json.dumps(provenance))
-    with pytest.raises(ValueError, match="no dataset of the registry"):
+    with pytest.raises(ValueError, match="registry does not know"):
         course.stored_results(folder)
     provenance["datasets"][f"{name}_more"] = {**record, "dataset": "coat"}  # other data's sums
     (folder / "provenance.json").write_text(json.dumps(provenance))
@@ -133,6 +133,43 @@ def test_provenance_without_a_file_checksum_is_refused(tmp_path):
         del record["sha256"]
     (folder / "provenance.json").write_text(json.dumps(provenance))
     with pytest.raises(ValueError, match="records no sha256"):
+        course.stored_results(folder)
+
+
+def _set(record, **changes):
+    record.update(changes)
+
+
+#: provenance.json files of other shapes, and records that cannot be checked: (label, how the
+#: copy's provenance is changed, words the refusal must hold)
+BAD_PROVENANCE = [
+    ("a list", lambda p: [p], "provenance.json is not a provenance record"),
+    ("datasets a list", lambda p: {**p, "datasets": list(p["datasets"])},
+     "provenance.json is not a provenance record"),
+    ("no datasets", lambda p: {k: v for k, v in p.items() if k != "datasets"},
+     "provenance.json is not a provenance record"),
+    ("a record that is text", lambda p: {**p, "datasets": {"yahoo_r3": "yahoo_r3.csv"}},
+     "provenance.json is not a provenance record"),
+    ("an unknown dataset without checksums", lambda p: {**p, "datasets": {
+        "netflix": {**p["datasets"]["yahoo_r3"], "data_sha256": {}}}}, "registry does not know"),
+    ("a file outside the folder", lambda p: _set(p["datasets"]["yahoo_r3"],
+                                                 file="../wang2025/yahoo_r3.csv") or p,
+     "provenance.json names no results file"),
+    ("a file that is not text", lambda p: _set(p["datasets"]["yahoo_r3"], file=3) or p,
+     "provenance.json names no results file"),
+    ("a sha256 that is not text", lambda p: _set(p["datasets"]["yahoo_r3"], sha256=0) or p,
+     "records no sha256"),
+    ("a csv_sha256 on a plain CSV", lambda p: _set(p["datasets"]["yahoo_r3"],
+                                                   csv_sha256="0" * 64) or p,
+     "csv_sha256 differs"),
+]
+
+
+@pytest.mark.parametrize("label, change, words", BAD_PROVENANCE, ids=[c[0] for c in BAD_PROVENANCE])
+def test_a_provenance_that_cannot_be_checked_is_refused(tmp_path, label, change, words):
+    folder, provenance, _ = _copy(tmp_path)
+    (folder / "provenance.json").write_text(json.dumps(change(provenance)))
+    with pytest.raises(ValueError, match=words):
         course.stored_results(folder)
 
 

@@ -13,9 +13,9 @@ from __future__ import annotations
 NOTES: dict[str, dict] = {
     "yang2018": {
         "title": "Yang et al., RecSys 2018: IPS / SNIPS with popularity propensities",
-        "chapter": "ch02_ips_snips",
+        "chapter": "yang2018",
         "sections": {
-            "stored": "The authors' protocol, as their code ran it (stored)",
+            "stored": "The slides' table beside our runs",
             "ladder": "From the authors' protocol to the course's reading, one change at a time",
         },
         "unstated": [
@@ -34,7 +34,7 @@ NOTES: dict[str, dict] = {
     },
     "carraro2022": {
         "title": "Carraro & Bridge: intervened test sets (SKEW, WTD, WTD_H)",
-        "chapter": "ch03_intervened_test_sets",
+        "chapter": "carraro2022",
         "sections": {
             "stored": "Figure 4 at full scale, with its uncertainty",
             "peak": "The peak of Figure 4 is one tied pair",
@@ -46,7 +46,7 @@ NOTES: dict[str, dict] = {
              "at 1e-4)"),
             ("what the Wilcoxon tests pair", "repetitions"),
             ("whether hyper-parameters are re-tuned in every repetition",
-             "tuned on each repetition's split"),
+             "tuned once, on the first repetition's split, and kept for all ten"),
             ("RankSys settings the paper does not state (e.g. ALS iterations)",
              "RankSys's example values"),
         ],
@@ -60,7 +60,7 @@ NOTES: dict[str, dict] = {
     },
     "jadidinejad2021": {
         "title": "Jadidinejad et al., SIGIR 2021: propensity-stratified evaluation",
-        "chapter": "ch04_simpsons_paradox",
+        "chapter": "jadidinejad2021",
         "sections": {
             "stored": "Table 6 at the authors' full scale (stored)",
             "ladder": "What makes the result: the ladder",
@@ -82,7 +82,7 @@ NOTES: dict[str, dict] = {
     },
     "wang2025": {
         "title": "Wang et al., WWW 2025: URE against Recall@K̄",
-        "chapter": "ch05_ure",
+        "chapter": "wang2025",
         "sections": {
             "stored": "Table 1 on Yahoo! R3 with the paper's trainers (stored)",
         },

@@ -24,12 +24,15 @@ Examples
 
 from __future__ import annotations
 
+import os
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 
 import pandas as pd
 
 from .._findings import VERDICTS, Verdict, verdict
+from .._validation import check_names, check_unique_rows
 from ._report_notes import NOTES
 
 __all__ = ["NOTES", "VERDICTS", "Verdict", "recorded_report", "replication_report", "verdict",
@@ -195,8 +198,9 @@ def replication_report(*, papers: tuple[str, ...] | None = None,
     Raises
     ------
     ValueError
-        If a paper is unknown, or its stored results are missing or differ from their
-        recorded sha256 (:func:`recbias_tutorial.course.stored_results`).
+        If a paper is unknown or named twice, ``papers`` is empty, ``root`` is not a folder,
+        or a paper's stored results are missing or differ from their recorded sha256
+        (:func:`recbias_tutorial.course.stored_results`).
 
     Examples
     --------
@@ -208,8 +212,14 @@ def replication_report(*, papers: tuple[str, ...] | None = None,
 
     if papers is None:
         papers = tuple(NOTES)
-    if isinstance(papers, str) or not all(p in NOTES for p in papers):
+    if isinstance(papers, str) or not isinstance(papers, Iterable) \
+            or not all(isinstance(p, str) and p in NOTES for p in papers):
         raise ValueError(f"papers must be a tuple of {', '.join(NOTES)}, got {papers!r}")
+    papers = check_names(papers, "papers")  # a paper twice would give each of its rows twice
+    if root is not None:
+        if not isinstance(root, (str, os.PathLike)) or not Path(root).is_dir():
+            raise ValueError(f"root must be a folder holding <paper>/ results folders, got "
+                             f"{root!r}")
     rows: list[dict] = []
     for paper in papers:
         stored, provenance = stored_results(paper if root is None else Path(root) / paper)
@@ -240,12 +250,14 @@ def verdict_changes(report: pd.DataFrame, recorded: pd.DataFrame) -> pd.DataFram
     Raises
     ------
     ValueError
-        If either frame lacks the columns ``paper, dataset, quantity, verdict``.
+        If either frame lacks the columns ``paper, dataset, quantity, verdict`` or holds a
+        ``(paper, dataset, quantity)`` row twice.
     """
     key = ["paper", "dataset", "quantity"]
     for name, frame in (("report", report), ("recorded", recorded)):
         if not isinstance(frame, pd.DataFrame) or not set(key + ["verdict"]) <= set(frame.columns):
             raise ValueError(f"{name} must be a replication report (columns {key + ['verdict']})")
+        check_unique_rows(frame, name, key)  # a row twice would hide or invent a change
     both = report[key + ["verdict"]].merge(recorded[key + ["verdict"]], on=key, how="outer",
                                            suffixes=("_now", "_recorded"))
     changed = both[both["verdict_now"].fillna("") != both["verdict_recorded"].fillna("")]

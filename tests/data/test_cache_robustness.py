@@ -341,7 +341,7 @@ def test_two_processes_loading_at_once_both_succeed(tmp_path):
     procs = [_spawn("race", "-", env=_env()) for _ in range(2)]
     _start_together(procs)
     for proc in procs:
-        out, err = proc.communicate(timeout=20)
+        out, err = proc.communicate(timeout=120)
         assert proc.returncode == 0, err
         assert json.loads(out.splitlines()[0]) == sums
     _assert_valid_record(_record(cache), sums)
@@ -352,7 +352,7 @@ def test_concurrent_record_writers_lose_nothing(tmp_path):
     procs = [_spawn("stress", record, w, n, writers, env=_env()) for w in range(writers)]
     _start_together(procs)
     for proc in procs:
-        assert proc.wait(timeout=20) == 0, proc.stderr.read()
+        assert proc.wait(timeout=120) == 0, proc.stderr.read()
     keys = [f"k{w}_{i}" for w in range(writers) for i in range(n)]
     records, problems = _checksums.read_record(record, keys)
     assert problems == [] and len(record.read_text().splitlines()) == n * writers

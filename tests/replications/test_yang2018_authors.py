@@ -269,7 +269,7 @@ def test_evaluate_readings_authors_estimate_is_calc_metrics_on_the_sampled_lists
                                      gammas={"g": 2.0}, n_negatives=8, draws=[3], seed=1)
     got = out.set_index(["metric", "estimator", "quantity"])["value"]
     cand = yang2018.sampled_candidates(train, val, n_users=world.n_users, n_items=world.n_items,
-                                       n_negatives=8, seed=[1, 3])
+                                       n_negatives=8, seed=np.random.default_rng([1, 3]))
     counts = np.bincount(train["item"], minlength=world.n_items)
     Ni = {i: int(c) for i, c in enumerate(counts) if c > 0}
     user_items, results, n_pos = {}, {}, {}

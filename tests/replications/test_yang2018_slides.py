@@ -73,9 +73,9 @@ def test_the_grid_holds_every_combination_once_and_the_named_readings():
     assert len(grid) == (len(choices["estimate"]) * len(choices["truth"]) * len(choices["k"])
                          * len(choices["k_truth"]) * len(choices["users_mae"])) == 576
     assert len({r.name for r in grid}) == len(grid)
-    unnamed = {dataclasses.replace(r, name="") for r in grid}
+    unnamed = {dataclasses.replace(r, name="-") for r in grid}
     for named in (yang2018.AUTHORS, yang2018.COURSE, *yang2018.SLIDES_FAMILY):
-        assert dataclasses.replace(named, name="") in unnamed, named.name
+        assert dataclasses.replace(named, name="-") in unnamed, named.name
     assert yang2018.grid_name(yang2018.SLIDES) in {r.name for r in grid}
 
 

@@ -15,10 +15,11 @@ import pandas as pd
 
 from ..._params import Interval, Seed, declare
 from ..._result_cache import cached_table
-from ..._validation import as_generator
+from ..._validation import as_generator, check_seeds
 from ...data import FeedbackData
 from ...sampling import STRATEGIES
-from ._protocol import (SIZES, TEST_SET_NAMES, _ORDER, _check_metrics, _check_seeds,
+from ._protocol import (SIZES, TEST_SET_NAMES, _ORDER, _check_metrics, _check_sizes,
+                        _check_strategies,
                         draw_test_sets, split_feedback)
 
 
@@ -163,7 +164,8 @@ def popular_share(data: FeedbackData, *, seeds: Sequence[int], top: int = 100,
     >>> share["test_set"].tolist()
     ['D_gt', 'FULL']
     """
-    seeds = _check_seeds(seeds)
+    seeds = check_seeds(seeds)
+    strategies, sizes = _check_strategies(strategies), _check_sizes(sizes)
     arguments = (dict(seeds=seeds, top=top, strategies=list(strategies), sizes=list(sizes),
                       item_power=item_power) if isinstance(data, FeedbackData) else None)
     return cached_table("carraro2022.popular_share", data, arguments,

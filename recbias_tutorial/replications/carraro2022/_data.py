@@ -17,10 +17,11 @@ import scipy.stats
 
 from ..._result_cache import cached_table
 from ..._params import Interval, declare
+from ..._validation import check_seeds
 from ...data import FeedbackData
 from ...sampling import STRATEGIES
 from ...stats import kl_divergence
-from ._protocol import (SIZES, TEST_SET_NAMES, _check_seeds, _ORDER,
+from ._protocol import (SIZES, TEST_SET_NAMES, _ORDER,
                         draw_test_sets, split_feedback)
 
 
@@ -92,7 +93,7 @@ def kl_by_seed(data: FeedbackData, *, seeds: Sequence[int], strategies: Sequence
     (['seed', 'test_set', 'rho', 'n_rows', 'kl_bits'], 2)
     """
 
-    seeds = _check_seeds(seeds)
+    seeds = check_seeds(seeds)
     sizes = SIZES if sizes is None else sizes
     arguments = (dict(seeds=seeds, strategies=strategies, sizes=sizes, item_power=item_power,
                       base=base) if isinstance(data, FeedbackData) else None)
@@ -256,7 +257,7 @@ def weight_noise(data: FeedbackData, *, seeds: Sequence[int]) -> pd.DataFrame:
     """
 
     rows = []
-    for seed in _check_seeds(seeds):
+    for seed in check_seeds(seeds):
         split = split_feedback(data, seed=seed)
         for level, n in [("user", data.n_users), ("item", data.n_items)]:
             ids = np.unique(data.mar[level].to_numpy(np.int64))

@@ -9,23 +9,19 @@ strategy), :func:`wilcoxon_vs_truth` (each strategy against D_gt) and
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from ..._validation import check_frame
+from ..._validation import check_column_name, check_frame, check_mapping, check_real
+from ...sampling import STRATEGIES
 from ...stats import kendall_tau, paired_wilcoxon
+from ._protocol import _check_metrics_frame
 
 
 # --------------------------------------------------------------------------------------
 # the course's statistics (ours, not the paper's)
 # --------------------------------------------------------------------------------------
-def _check_metrics_frame(metrics: Any) -> pd.DataFrame:
-    check_frame(metrics, "metrics", ["seed", "model", "strategy", "size", "metric", "value"])
-    if not (metrics["strategy"] == "gt").any():
-        raise ValueError("metrics has no ground-truth rows (strategy == 'gt')")
-    return metrics
 
 
 def difference_from_truth(metrics: pd.DataFrame) -> pd.DataFrame:
@@ -150,6 +146,7 @@ def best_sizes(diff: pd.DataFrame, *, metric: str = "recall") -> pd.Series:
     >>> best_sizes(d).to_dict()
     {'reg': 1.0}
     """
+    check_column_name(metric, "metric")
     means = mean_difference(diff)
     sub = means[means["metric"] == metric]
     if sub.empty:
@@ -203,8 +200,18 @@ def wilcoxon_vs_truth(diff: pd.DataFrame, sizes: Mapping[str, float], *, metric:
     """
     check_frame(diff, "diff", ["model", "strategy", "size", "metric", "seed", "value", "truth",
                                "pct_diff"])
+    check_column_name(metric, "metric")
+    if isinstance(sizes, pd.Series):
+        sizes = sizes.to_dict()
+    check_mapping(sizes, "sizes", "sample size")
+    for strategy, size in sizes.items():
+        if strategy not in STRATEGIES:
+            raise ValueError(f"sizes has the strategy {strategy!r}, not one of {list(STRATEGIES)}")
+        check_real(size, f"sizes[{strategy!r}]", low=0.0, high=1.0, low_open=True)
     rows = []
     sub = diff[diff["metric"] == metric]
+    if sub.empty:
+        raise ValueError(f"diff has no rows for metric={metric!r}")
     for (model, strategy), g in sub.groupby(["model", "strategy"], sort=False):
         if strategy not in sizes:
             continue
@@ -257,6 +264,7 @@ def kendall_vs_truth(metrics: pd.DataFrame, *, metric: str = "recall") -> pd.Dat
     -0.3333
     """
     metrics = _check_metrics_frame(metrics)
+    check_column_name(metric, "metric")
     sub = metrics[metrics["metric"] == metric]
     if sub.empty:
         raise ValueError(f"metrics has no rows for metric={metric!r}")

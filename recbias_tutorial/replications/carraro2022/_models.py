@@ -11,6 +11,8 @@ from __future__ import annotations
 from functools import partial
 from typing import Any
 
+from ..._validation import check_choice
+
 #: The paper's grid (§4.4): "the number of neighbors from {10,20,..,100}" for UB_KNN and
 #: IB_KNN; "the number of latent factors from {20,40,..,200} and the regularization term from
 #: {0.001,0.006,0.01,0.06,0.1, 0.6}" for MF.
@@ -65,9 +67,7 @@ RECOMMENDER_KINDS: tuple[str, ...] = ("cornac", "ranksys")
 
 
 def _check_kind(recommenders: Any) -> str:
-    if recommenders not in RECOMMENDER_KINDS:
-        raise ValueError(f"recommenders must be one of {list(RECOMMENDER_KINDS)}, got {recommenders!r}")
-    return recommenders
+    return check_choice(recommenders, "recommenders", RECOMMENDER_KINDS)
 
 
 def paper_grid(*, recommenders: str = "cornac") -> dict[str, dict[str, Any]]:

@@ -17,7 +17,9 @@ import pandas as pd
 from ... import models as _models  # first: imports Cornac quietly
 from cornac.models import Recommender  # noqa: I001
 from ..._params import Interval, Seed, declare
-from ..._validation import as_generator, check_fractions, check_frame, check_mapping, seed_int
+from ..._validation import (as_generator, check_column_name, check_finite_column,
+                            check_fractions, check_frame, check_mapping, check_seeds,
+                            check_sequence, check_unique_rows, seed_int)
 from ...data import FeedbackData, random_split
 from ...metrics import rank_positions, subset_metrics
 from ...sampling import STRATEGIES, intervene
@@ -77,6 +79,15 @@ class ProtocolSplit:
     seed: int
 
 
+def _check_protocol_data(data: Any) -> FeedbackData:
+    """A FeedbackData with MAR feedback (the protocol's D_w, D_val and D_gt)."""
+    if not isinstance(data, FeedbackData):
+        raise ValueError(f"data must be a FeedbackData, got {type(data).__name__}")
+    if data.mar is None or len(data.mar) == 0:
+        raise ValueError(f"data ({data.name}) has no MAR feedback: the protocol needs D_w, D_val, D_gt")
+    return data
+
+
 @declare(seed=Seed())
 def split_feedback(data: FeedbackData, *, seed: int, mnar_fractions: Sequence[float] = (0.6, 0.4),
                    mar_fractions: Sequence[float] = (0.15, 0.15, 0.7)) -> ProtocolSplit:
@@ -121,10 +132,7 @@ def split_feedback(data: FeedbackData, *, seed: int, mnar_fractions: Sequence[fl
     >>> round(len(split.train) / (len(split.train) + len(split.heldout)), 1)
     0.6
     """
-    if not isinstance(data, FeedbackData):
-        raise ValueError(f"data must be a FeedbackData, got {type(data).__name__}")
-    if data.mar is None or len(data.mar) == 0:
-        raise ValueError(f"data ({data.name}) has no MAR feedback: the protocol needs D_w, D_val, D_gt")
+    _check_protocol_data(data)
     check_fractions(mnar_fractions, "mnar_fractions (train, heldout)", 2)
     check_fractions(mar_fractions, "mar_fractions (weights, val, gt)", 3)
     rng = as_generator(seed)
@@ -248,7 +256,7 @@ def tune(data: FeedbackData, candidates: Mapping[str, Mapping[str, ModelFactory]
 
 
 def _check_sizes(sizes: Any) -> tuple[float, ...]:
-    out = tuple(sizes)
+    out = check_sequence(sizes, "sizes", "fractions in (0, 1]")
     if not out or any(isinstance(s, bool) or not isinstance(s, Real) or not 0 < s <= 1 for s in out):
         raise ValueError(f"sizes must be fractions in (0, 1], got {sizes!r}")
     return tuple(float(s) for s in out)
@@ -318,7 +326,7 @@ def draw_test_sets(split: ProtocolSplit, *, strategies: Sequence[str] = STRATEGI
 
 
 def _check_strategies(strategies: Any) -> tuple[str, ...]:
-    strategies = tuple(strategies)
+    strategies = check_sequence(strategies, "strategies", f"strategies of {list(STRATEGIES)}")
     unknown = [s for s in strategies if s not in STRATEGIES]
     if unknown or not strategies:
         raise ValueError(f"strategies must be a non-empty subset of {list(STRATEGIES)}, got {list(strategies)}")
@@ -331,21 +339,28 @@ _KEYS = {v: k for k, v in TEST_SET_NAMES.items()}
 _ORDER = list(TEST_SET_NAMES.values())
 
 
-def _check_seeds(seeds: Any) -> list[int]:
-    try:
-        seeds = [seed_int(s) for s in seeds]
-    except TypeError:
-        raise ValueError(f"seeds must be a sequence of non-negative ints, got {seeds!r}") from None
-    if not seeds or len(set(seeds)) != len(seeds):
-        raise ValueError(f"seeds must be a non-empty sequence of distinct ints, got {seeds!r}")
-    return seeds
+def _check_metrics_frame(metrics: Any) -> pd.DataFrame:
+    """``Repetition.metrics``: its columns, D_gt rows, known strategies, finite values and
+    one row per (seed, model, strategy, size, metric) (a table of two runs would be averaged
+    or have its first row kept without a word)."""
+    keys = ["seed", "model", "strategy", "size", "metric"]
+    check_frame(metrics, "metrics", keys + ["value"])
+    unknown = sorted(set(map(str, metrics["strategy"])) - {"gt", *STRATEGIES})
+    if unknown:
+        raise ValueError(f"metrics.strategy has {unknown}, not one of {['gt', *STRATEGIES]}")
+    if not (metrics["strategy"] == "gt").any():
+        raise ValueError("metrics has no ground-truth rows (strategy == 'gt')")
+    check_finite_column(metrics, "metrics", "value")
+    check_unique_rows(metrics, "metrics", keys)
+    return metrics
 
 
 def _check_metrics(metrics: Any, metric: str) -> pd.DataFrame:
-    check_frame(metrics, "metrics", ["seed", "model", "strategy", "size", "metric", "value"])
+    _check_metrics_frame(metrics)
+    check_column_name(metric, "metric")
     sub = metrics[metrics["metric"] == metric]
     if sub.empty:
         raise ValueError(f"metrics has no rows for metric={metric!r}")
     if not (sub["strategy"] == "gt").any():
-        raise ValueError("metrics has no ground-truth rows (strategy == 'gt')")
+        raise ValueError(f"metrics has no ground-truth rows (strategy == 'gt') for metric={metric!r}")
     return sub

@@ -38,6 +38,7 @@ import scipy.sparse as sp
 from cornac.exception import ScoreException
 from cornac.models import Recommender
 
+from ..._params import Interval, Seed, declare
 from ..._validation import as_generator
 
 #: A fingerprint of this file: part of every model's state, so that the fit cache (keyed by
@@ -99,14 +100,35 @@ class _RankSysModel(Recommender):
         return sp.csr_matrix((np.asarray(ratings, float), (np.asarray(users), np.asarray(items))),
                              shape=(train_set.num_users, train_set.num_items))
 
+    def _fitted_on(self, train_set: cornac.data.Dataset) -> None:
+        self._shape = (int(train_set.num_users), int(train_set.num_items))
+        self._fitted = True
+
     def score(self, user_idx: int, item_idx: int | None = None):
         """Scores of all known items (or of ``item_idx``) for one user."""
+        self._check_fitted()
+        self._ids([user_idx], "user_idx", 0)
+        if item_idx is not None:
+            self._ids([item_idx], "item_idx", 1)
         row = self.score_batch([user_idx])[0]
         return row.copy() if item_idx is None else float(row[item_idx])
 
     def _check_fitted(self) -> None:
         if not self._fitted:
             raise ScoreException(f"{self.name} is not fitted")
+
+    def _ids(self, ids: Any, name: str, axis: int) -> np.ndarray:
+        """Integer ids of the users (axis 0) or items (axis 1) the model was fitted on."""
+        arr = np.asarray(ids)
+        if arr.ndim != 1 or (arr.size and (arr.dtype == bool
+                                           or not np.issubdtype(arr.dtype, np.integer))):
+            raise ValueError(f"{name} must be integer ids (1-D), got {ids!r:.60}")
+        n = self._shape[axis]
+        if arr.size and (arr.min() < 0 or arr.max() >= n):
+            what = ("users", "items")[axis]
+            raise ValueError(f"{name} holds ids outside 0..{n - 1} (the {n} {what} {self.name} "
+                             f"was fitted on), e.g. {int(arr[(arr < 0) | (arr >= n)][0])}")
+        return arr
 
 
 class RankSysUserKNN(_RankSysModel):
@@ -120,6 +142,12 @@ class RankSysUserKNN(_RankSysModel):
         Exponent of the similarity.
     name : str, default "UB_KNN"
 
+    Raises
+    ------
+    ValueError
+        If ``k`` or ``q`` is not a positive int (RankSys's exponent is an int: 0.5 would be
+        cut to 0); when scoring, on user ids outside those the model was fitted on.
+
     Examples
     --------
     >>> import pandas as pd
@@ -129,6 +157,7 @@ class RankSysUserKNN(_RankSysModel):
     [2.572, 1.543, 0.0]
     """
 
+    @declare(k=Interval(int, 1), q=Interval(int, 1))
     def __init__(self, k: int = 100, q: int = RANKSYS_DEFAULTS["q"], name: str = "UB_KNN") -> None:
         super().__init__(name, k=int(k), q=int(q))
 
@@ -137,13 +166,13 @@ class RankSysUserKNN(_RankSysModel):
         Recommender.fit(self, train_set, val_set)
         self._ratings = self._matrix(train_set)
         self._weights = vector_cosine_neighbours(self._ratings, self.k).power(self.q).tocsr()
-        self._fitted = True
+        self._fitted_on(train_set)
         return self
 
     def score_batch(self, user_indices) -> np.ndarray:
         """:math:`s_{ui} = \\sum_{v \\in N_k(u)} sim(u, v)^q r_{vi}` for several users."""
         self._check_fitted()
-        return (self._weights[np.asarray(user_indices)] @ self._ratings).toarray()
+        return (self._weights[self._ids(user_indices, "user_indices", 0)] @ self._ratings).toarray()
 
 
 class RankSysItemKNN(_RankSysModel):
@@ -157,6 +186,12 @@ class RankSysItemKNN(_RankSysModel):
         Exponent of the similarity.
     name : str, default "IB_KNN"
 
+    Raises
+    ------
+    ValueError
+        If ``k`` or ``q`` is not a positive int (RankSys's exponent is an int: 0.5 would be
+        cut to 0); when scoring, on user ids outside those the model was fitted on.
+
     Examples
     --------
     >>> import pandas as pd
@@ -166,6 +201,7 @@ class RankSysItemKNN(_RankSysModel):
     [2.4, 0.0, 0.0]
     """
 
+    @declare(k=Interval(int, 1), q=Interval(int, 1))
     def __init__(self, k: int = 10, q: int = RANKSYS_DEFAULTS["q"], name: str = "IB_KNN") -> None:
         super().__init__(name, k=int(k), q=int(q))
 
@@ -174,13 +210,13 @@ class RankSysItemKNN(_RankSysModel):
         Recommender.fit(self, train_set, val_set)
         self._ratings = self._matrix(train_set)
         self._weights = vector_cosine_neighbours(self._ratings.T.tocsr(), self.k).power(self.q).tocsr()
-        self._fitted = True
+        self._fitted_on(train_set)
         return self
 
     def score_batch(self, user_indices) -> np.ndarray:
         """:math:`s_{ui} = \\sum_{j \\in I_u,\\, i \\in N_k(j)} sim(j, i)^q r_{uj}`."""
         self._check_fitted()
-        return (self._ratings[np.asarray(user_indices)] @ self._weights).toarray()
+        return (self._ratings[self._ids(user_indices, "user_indices", 0)] @ self._weights).toarray()
 
 
 def rr1_sweep(w: np.ndarray, other: np.ndarray, owner: np.ndarray, index: np.ndarray,
@@ -264,6 +300,14 @@ class ImplicitALS(_RankSysModel):
         Seed of the initial factors (RankSys: ``sqrt(1/k) * Math.random()``).
     name : str, default "MF"
 
+    Raises
+    ------
+    ValueError
+        If ``k`` or ``n_iter`` is not a positive int, ``lambda_reg`` not a finite number
+        ``>= 0``, ``alpha`` not one ``> 0`` (the observed rows' weight is ``alpha * r``),
+        or ``seed`` not a non-negative int or a Generator; when scoring, on ids outside those
+        the model was fitted on.
+
     Examples
     --------
     >>> import pandas as pd
@@ -273,6 +317,8 @@ class ImplicitALS(_RankSysModel):
     (3, 3)
     """
 
+    @declare(k=Interval(int, 1), lambda_reg=Interval(float, 0.0),
+             alpha=Interval(float, 0.0, open="low"), n_iter=Interval(int, 1), seed=Seed())
     def __init__(self, k: int = 50, lambda_reg: float = 0.1, alpha: float = RANKSYS_DEFAULTS["alpha"],
                  n_iter: int = RANKSYS_DEFAULTS["n_iter"], seed: int = 0, name: str = "MF") -> None:
         super().__init__(name, k=int(k), lambda_reg=float(lambda_reg), alpha=float(alpha),
@@ -292,13 +338,13 @@ class ImplicitALS(_RankSysModel):
             q = rr1_sweep(q, p, items, users, ratings, self.lambda_reg, self.alpha)
             p = rr1_sweep(p, q, users, items, ratings, self.lambda_reg, self.alpha)
         self.u_factors, self.i_factors = p, q
-        self._fitted = True
+        self._fitted_on(train_set)
         return self
 
     def score_batch(self, user_indices) -> np.ndarray:
         """:math:`p_u^\\top q_i` for several users."""
         self._check_fitted()
-        return self.u_factors[np.asarray(user_indices)] @ self.i_factors.T
+        return self.u_factors[self._ids(user_indices, "user_indices", 0)] @ self.i_factors.T
 
 
 def ranksys_grid(grid: dict[str, dict[str, tuple]]) -> dict[str, dict[str, Any]]:

@@ -17,10 +17,11 @@ import pandas as pd
 
 from ..._params import Interval, Seed, declare
 from ...data import FeedbackData
-from ..._validation import seed_int
+from ..._validation import check_seeds, seed_int
 from ...metrics import subset_metrics
-from ._protocol import (METRICS, SIZES, ModelFactory, _check_factories, _check_sizes,
-                        _check_strategies, _ranked, draw_test_sets, split_feedback)
+from ._protocol import (METRICS, SIZES, ModelFactory, _check_factories, _check_protocol_data,
+                        _check_sizes, _check_strategies, _ranked, draw_test_sets,
+                        split_feedback)
 from ...sampling import STRATEGIES
 from ...stats import kl_divergence, rating_distribution
 
@@ -135,6 +136,7 @@ def run_repetition(data: FeedbackData, factories: Mapping[str, ModelFactory], *,
     >>> sorted(rep.metrics["strategy"].unique())
     ['full', 'gt', 'reg', 'skew', 'wtd', 'wtd_h']
     """
+    _check_protocol_data(data)
     factories = _check_factories(factories)
     seed = seed_int(seed)
     sizes = _check_sizes(sizes)
@@ -221,9 +223,8 @@ def run_protocol(data: FeedbackData, factories: Mapping[str, ModelFactory], *, s
     >>> sorted(out.metrics["seed"].unique().tolist())
     [0, 1]
     """
-    seeds = list(seeds)
-    if not seeds or len(set(seeds)) != len(seeds):
-        raise ValueError(f"seeds must be a non-empty sequence of distinct ints, got {seeds!r}")
+    _check_protocol_data(data)
+    seeds = check_seeds(seeds)
     factories = _check_factories(factories)
 
     def compute() -> dict:

@@ -18,12 +18,12 @@ import numpy as np
 import pandas as pd
 
 from ..._params import Interval, declare
-from ..._validation import check_frame
+from ..._validation import check_frame, check_seeds
 from ...data import FeedbackData
 from ...sampling import STRATEGIES
 from ...stats import kendall_tau, paired_wilcoxon
 from ._models import paper_models
-from ._protocol import _KEYS, _ORDER, TEST_SET_NAMES, _check_metrics, _check_seeds
+from ._protocol import _KEYS, _ORDER, TEST_SET_NAMES, _check_metrics
 from ._repetitions import run_protocol
 
 
@@ -408,7 +408,7 @@ def figure4_tau(data: FeedbackData, *, seeds: Sequence[int] = range(10),
     """
 
     factories = paper_models() if factories is None else factories
-    result = run_protocol(data, factories, seeds=_check_seeds(seeds), **kwargs)
+    result = run_protocol(data, factories, seeds=check_seeds(seeds), **kwargs)
     return tau_on_means(result.metrics, metric=metric)
 
 

@@ -15,7 +15,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..._validation import check_choice, check_frame
+from ..._validation import (check_choice, check_column_name, check_frame, check_int,
+                            check_sequence)
+from ...estimators import BINNINGS
 from ...stats import ranking_agreement, steiger_test
 from . import _protocol as _proto
 from ._values import CHOICES
@@ -34,6 +36,16 @@ _KEYS = ["estimator", "n_strata", "binning", "k"]
 
 def _check_tidy(frame: Any) -> pd.DataFrame:
     return check_frame(frame, "frame", ["model", *_KEYS, "value"])
+
+
+def _check_estimators(frame: pd.DataFrame, **names: Any) -> None:
+    """Each named argument is one estimator label of ``frame``."""
+    known = set(frame["estimator"])
+    for name, value in names.items():
+        check_column_name(value, name)
+        if value not in known:
+            raise ValueError(f"{name}={value!r} is not an estimator of frame "
+                             f"({', '.join(map(str, sorted(known, key=str)))})")
 
 
 def _wide(frame: pd.DataFrame) -> pd.DataFrame:
@@ -82,8 +94,7 @@ def agreement(frame: pd.DataFrame, *, truth: str = "truth") -> pd.DataFrame:
     [{'estimator': 'x', 'tau': 0.667, 'n_models': 4}]
     """
     frame = _check_tidy(frame)
-    if truth not in set(frame["estimator"]):
-        raise ValueError(f"truth={truth!r} is not an estimator of frame")
+    _check_estimators(frame, truth=truth)
     wide = _wide(frame)
     rows = []
     for key in wide.columns:
@@ -153,6 +164,9 @@ def steiger(frame: pd.DataFrame, *, y: str = "stratified", z: str = "holdout",
     (True, True)
     """
     frame = _check_tidy(frame)
+    _check_estimators(frame, truth=truth, y=y, z=z)
+    n_strata = check_int(n_strata, "n_strata")
+    binning = check_choice(binning, "binning", BINNINGS)
     wide = _wide(frame)
 
     def column(est: str, k: int) -> pd.Series:
@@ -224,7 +238,9 @@ def ladder(values: pd.DataFrame, *, n_strata: int = 2,
     ['', 'cutoff', 'propensity', 'strata', 'weights', 'candidates', 'truth']
     """
     values = check_frame(values, "values", _proto.VALUE_COLUMNS)
-    steps = [check_choice(s, "steps", tuple(CHOICES)) for s in steps]
+    n_strata = check_int(n_strata, "n_strata")
+    steps = [check_choice(s, "steps", tuple(CHOICES))
+             for s in check_sequence(steps, "steps", "keys of CHOICES")]
     if len(set(steps)) != len(steps):
         raise ValueError(f"steps must not repeat a choice, got {steps}")
     choices = dict(_proto.AUTHORS)
@@ -242,6 +258,9 @@ def ladder(values: pd.DataFrame, *, n_strata: int = 2,
         frames.append(pd.DataFrame({"rung": rung, "switched": step, "seed": wide.index,
                                     "holdout": wide["holdout"].to_numpy(),
                                     "stratified": wide["stratified"].to_numpy()}))
+    if not frames:
+        raise ValueError(f"values has no rows for the authors' protocol with n_strata={n_strata} "
+                         "(rung 0 of the ladder)")
     out = pd.concat(frames, ignore_index=True)
     out["gain"] = out["stratified"] - out["holdout"]
     return out

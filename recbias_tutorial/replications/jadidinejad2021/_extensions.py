@@ -17,7 +17,8 @@ import numpy as np
 import pandas as pd
 
 from ..._ranking import dcg_gain, mean_ndcg, positions, ranking_input
-from ..._validation import check_choice, check_feedback, check_int, check_k, check_propensity
+from ..._validation import (as_real_array, check_choice, check_feedback, check_int, check_k,
+                            check_propensity)
 from ...estimators import BINNINGS, assign_strata
 from ...metrics import rank_positions
 from ..._params import Interval, declare
@@ -206,7 +207,7 @@ def holdout_evaluator(*, holdout: pd.DataFrame, propensity: Any, n_items: int,
     sweep = tuple(check_int(n, "sweep") for n in sweep)
     if sweep and not binnings:
         raise ValueError("binnings must not be empty when sweep is given")
-    p = np.asarray(propensity, dtype=float)
+    p = as_real_array(propensity, "propensity")
     if p.ndim != 1 or p.shape[0] != n_items:
         raise ValueError(f"propensity must be 1-D of length n_items={n_items}, got shape {p.shape}")
     check_feedback(holdout, "holdout", n_items=n_items)

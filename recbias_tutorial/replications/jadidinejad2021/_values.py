@@ -18,7 +18,8 @@ import numpy as np
 import pandas as pd
 
 from ..._result_cache import cached_table
-from ..._validation import check_choice, check_feedback, check_int, check_k
+from ..._validation import (as_real_array, check_choice, check_feedback, check_int, check_k,
+                            check_names, check_seeds, check_sequence)
 from . import _protocol as _proto
 from ._powerlaw import POWERLAW_FITS, fit_powerlaw
 from ._protocol import AUTHORS_FAMILIES, AUTHORS_SIZES, NEURAL_FAMILIES
@@ -57,7 +58,8 @@ def authors_zoo(*, sizes: Sequence[int] = AUTHORS_SIZES,
     Raises
     ------
     ValueError
-        If a size is not a positive integer or a family is unknown.
+        If ``sizes`` or ``families`` is empty or names one twice, a size is not a positive
+        integer or a family is unknown.
     ImportError
         If a neural family is asked for and TensorFlow is not installed.
 
@@ -70,9 +72,9 @@ def authors_zoo(*, sizes: Sequence[int] = AUTHORS_SIZES,
     >>> len(authors_zoo())  # of their 104: MLP, WMF, GMF and NeuMF need TF / PyTorch
     73
     """
-    sizes = tuple(check_int(k, "sizes") for k in sizes)
+    sizes = tuple(check_int(k, "sizes") for k in check_names(sizes, "sizes"))
     families = tuple(check_choice(f, "families", AUTHORS_FAMILIES + NEURAL_FAMILIES)
-                     for f in families)
+                     for f in check_names(families, "families"))
     return _proto.zoo_of(sizes, families)
 
 
@@ -158,7 +160,7 @@ def powerlaw_propensity(counts: Any, *, fit: str = "powerlaw2") -> tuple[np.ndar
     >>> [round(powerlaw_propensity(steep, fit=f)[1], 2) for f in ("powerlaw2", "powerlaw1")]
     [3.0, 4.38]
     """
-    c = np.asarray(counts, dtype=float)
+    c = as_real_array(counts, "counts")
     if c.ndim != 1 or not np.isfinite(c).all() or (c < 0).any() or (c != np.round(c)).any():
         raise ValueError("counts must be a 1-D array of non-negative whole numbers")
     if (c > 0).sum() < 2:
@@ -291,22 +293,17 @@ def protocol_values(data: Any, *, seeds: Sequence[int], sizes: Sequence[int] = A
     (['authors'], 10)
     """
     data = _check_data(data)
-    seeds = [check_int(s, "seeds", low=0) for s in seeds]
-    if not seeds:
-        raise ValueError("seeds must not be empty")
-    sizes = tuple(check_int(k, "sizes") for k in sizes)
-    ks = tuple(None if k is None else check_k(k, data.n_items, "ks") for k in ks)
-    if not ks:
-        raise ValueError("ks must not be empty")
+    seeds = check_seeds(seeds)
+    sizes = tuple(check_int(k, "sizes") for k in check_names(sizes, "sizes"))
+    ks = tuple(None if k is None else check_k(k, data.n_items, "ks")
+               for k in check_names(ks, "ks"))
     n_strata = check_int(n_strata, "n_strata")
-    sweep = tuple(check_int(n, "sweep") for n in sweep)
-    zoos = tuple(check_choice(z, "zoos", CHOICES["zoo"]) for z in zoos)
-    if not zoos:
-        raise ValueError("zoos must not be empty")
+    sweep = tuple(check_int(n, "sweep") for n in check_sequence(sweep, "sweep", "strata counts"))
+    if len(set(sweep)) != len(sweep):
+        raise ValueError(f"sweep has a number of strata twice, got {list(sweep)}")
+    zoos = tuple(check_choice(z, "zoos", CHOICES["zoo"]) for z in check_names(zoos, "zoos"))
     families = tuple(check_choice(f, "families", AUTHORS_FAMILIES + NEURAL_FAMILIES)
-                     for f in families)
-    if not families:
-        raise ValueError("families must not be empty")
+                     for f in check_names(families, "families"))
     _proto.require_tensorflow(families)
     powerlaw_fit = check_choice(powerlaw_fit, "powerlaw_fit", POWERLAW_FITS)
     n_jobs = check_int(n_jobs, "n_jobs", low=-1)

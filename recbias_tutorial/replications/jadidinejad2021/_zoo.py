@@ -13,7 +13,7 @@ from typing import Any
 
 import pandas as pd
 
-from ..._validation import check_frame, check_int
+from ..._validation import check_frame, check_int, check_sequence
 from . import _protocol as _proto
 from ._values import _check_choices
 
@@ -96,7 +96,8 @@ def zoo_sensitivity(values: pd.DataFrame, *, protocol: str | Mapping[str, Any] =
     Raises
     ------
     ValueError
-        If ``values`` is not a frame of :func:`protocol_values`, ``protocol`` is not a
+        If ``values`` is not a frame of :func:`protocol_values` or holds a model that is not
+        of the authors' zoo (:func:`model_family` refuses its name), ``protocol`` is not a
         protocol, a method is unknown, or the zoo has fewer than two families.
 
     See Also
@@ -119,12 +120,19 @@ def zoo_sensitivity(values: pd.DataFrame, *, protocol: str | Mapping[str, Any] =
     choices = _check_choices(protocol)
     n_strata = check_int(n_strata, "n_strata")
     known = ["holdout", "ips", "snips", "stratified"] + [f"Q{s + 1}" for s in range(n_strata)]
-    methods = list(methods)
+    methods = list(check_sequence(methods, "methods", "method names"))
     bad = [m for m in methods if m not in known]
     if bad or not methods:
         raise ValueError(f"methods must be a non-empty subset of {known}, got {methods!r}")
     models = pd.unique(values.loc[values["zoo"] == choices["zoo"], "model"])
-    family = {m: _proto.family_of(str(m)) for m in models}
+    family = {}
+    for m in models:
+        try:
+            family[m] = model_family(m)
+        except ValueError:
+            raise ValueError(f"values holds the model {m!r} (zoo {choices['zoo']!r}), which is "
+                             "not a model of the authors' zoo: the families are read from the "
+                             "authors' model names") from None
     families = list(dict.fromkeys(family.values()))
     if len(families) < 2:
         raise ValueError(f"values must hold models of at least two families, got {families}")

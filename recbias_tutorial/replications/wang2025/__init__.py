@@ -19,8 +19,9 @@ random test set. This module holds:
   bootstrap interval;
 * :func:`autodebias_split`, :func:`signed_labels`, :func:`fit_autodebias` — the paper's
   trainers: MF, IPS and DR as in the AutoDebias baselines (Chen et al.'s code, whose split and
-  settings the paper re-evaluates; :data:`AUTODEBIAS_YAHOO`), in NumPy; AutoDebias and DNS
-  themselves are not implemented;
+  settings the paper re-evaluates; :data:`AUTODEBIAS_YAHOO`), in NumPy; a run whose weights
+  overflow raises :class:`TrainingDiverged` (a ``ValueError``) instead of returning a fit;
+  AutoDebias and DNS themselves are not implemented;
 * :func:`course_trainers` — the course's MF, IPS-MF and DR-MF trainers (not the paper's) and
   their propensities, shared by chapter 5 and the stored full-scale run (``make replicate``);
   ``regularisation="equal"`` gives IPS-MF MF's penalty (:data:`REGULARISATION`);
@@ -37,11 +38,11 @@ from ._ladder import CANDIDATES, USERS, convention_ladder, ordering_over_seeds
 from ._models import REGULARISATION, course_trainers
 from ._protocol import (model_curves, paired_bootstrap, paper_random_split, scheme_table,
                         scheme_users, summarise_schemes)
-from ._trainers import (AUTODEBIAS_YAHOO, AutoDebiasFit, autodebias_split,
+from ._trainers import (AUTODEBIAS_YAHOO, AutoDebiasFit, TrainingDiverged, autodebias_split,
                         fit_autodebias, signed_labels)
 
 __all__ = ["AUTODEBIAS_YAHOO", "AutoDebiasFit", "CANDIDATES", "PAPER_DATASETS", "PAPER_TABLE1",
-           "REGULARISATION", "USERS", "autodebias_split", "convention_ladder", "course_trainers",
+           "REGULARISATION", "TrainingDiverged", "USERS", "autodebias_split", "convention_ladder", "course_trainers",
            "fit_autodebias", "model_curves", "ordering_over_seeds", "paired_bootstrap",
            "paper_random_split", "scheme_table", "scheme_users", "signed_labels",
            "summarise_schemes"]

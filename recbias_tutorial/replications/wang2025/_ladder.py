@@ -18,10 +18,13 @@ import numpy as np
 import pandas as pd
 import scipy.stats
 
-from ..._validation import check_feedback, check_real, named_items
+from ..._params import Interval, declare
+from ..._validation import (MAX_IMPLICIT_ID, as_real_array, check_cutoffs, check_feedback,
+                            named_items)
 from ...estimators import kbar_curves
 from ...metrics import recall_curves
 from ...stats import paired_wilcoxon
+from ._protocol import _check_cutoffs_of
 
 #: The candidate sets of URE: every item (the paper's "all candidate items") or every item
 #: but the user's logged songs (the course's rule for ground truth from random data).
@@ -30,6 +33,7 @@ CANDIDATES = {"all items": False, "logged songs excluded": True}
 USERS = ("with a liked random song", "all test users")
 
 
+@declare(k=Interval(int, 1), threshold=Interval(float))
 def convention_ladder(scores: Mapping[str, np.ndarray] | Iterable[tuple[str, np.ndarray]],
                       test: pd.DataFrame, *, train: pd.DataFrame, k: int = 5,
                       k_bars: Sequence[int] = (1, 3, 5), threshold: float) -> pd.DataFrame:
@@ -88,12 +92,13 @@ def convention_ladder(scores: Mapping[str, np.ndarray] | Iterable[tuple[str, np.
      ('Recall@K̄', 'random items', 'with a liked random song'): 1.0,
      ('Recall@K̄', 'random items', 'all test users'): 0.5}
     """
-    threshold = check_real(threshold, "threshold")
+    k_bars = check_cutoffs(k_bars, MAX_IMPLICIT_ID, "k_bars").tolist()
     test = check_feedback(test, "test")
     train = check_feedback(train, "train")
     n_test_users = test["user"].nunique()
     rows = []
     for name, matrix in named_items(scores, "scores"):
+        matrix = _check_cutoffs_of(matrix, {"k": k, "k_bars": k_bars})
         per_user = {("URE Recall@K", k, label): recall_curves(
             matrix, test, [k], threshold=threshold, exclude=train if drop else None,
             per_user=True)[k] for label, drop in CANDIDATES.items()}
@@ -146,8 +151,13 @@ def ordering_over_seeds(values: pd.DataFrame) -> pd.DataFrame:
     if not isinstance(values, pd.DataFrame) or values.shape[0] < 2 or values.shape[1] < 2:
         raise ValueError("values must be a DataFrame with one row per seed (at least two) and "
                          "one column per model (at least two)")
+    if values.columns.duplicated().any():
+        raise ValueError(f"values has the model(s) "
+                         f"{sorted(map(str, values.columns[values.columns.duplicated()]))} twice")
     if values.isna().any().any():
         raise ValueError("values has missing entries: every model needs every seed")
+    if not np.isfinite(as_real_array(values.to_numpy(), "values")).all():
+        raise ValueError("values has infinite entries")
     rows = {}
     for a, b in permutations(values.columns, 2):
         diff = values[a].to_numpy(float) - values[b].to_numpy(float)

@@ -15,12 +15,26 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..._validation import check_choice, check_frame, check_int, check_real, check_seed, named_items
+from ..._params import Interval, Seed, declare
+from ..._validation import (as_generator, as_real_array, check_choice, check_feedback, check_k,
+                            check_mapping, named_items)
 from ...estimators import kbar_curves
 from ...metrics import recall_curves
+from ...scorer import check_scores
 from ...stats import user_bootstrap
 
 
+def _check_cutoffs_of(matrix: Any, cutoffs: dict[str, Any]) -> Any:
+    """The checked scores of one model, each cut-off (name -> int or ints) in 1..its
+    catalogue size (named as the caller's argument, not as the kernels' ``ks``)."""
+    matrix = check_scores(matrix)
+    for name, value in cutoffs.items():
+        for k in np.atleast_1d(value).tolist() if not np.isscalar(value) else [value]:
+            check_k(k, matrix.shape[1], name)
+    return matrix
+
+
+@declare(seed=Seed(), test_share=Interval(float, 0.0, 1.0, open="both"))
 def paper_random_split(random: pd.DataFrame, *, seed: int | np.random.Generator,
                        test_share: float = 0.9) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Hold a share of the randomly exposed data out for validation, as the paper's counts imply.
@@ -48,7 +62,8 @@ def paper_random_split(random: pd.DataFrame, *, seed: int | np.random.Generator,
     Raises
     ------
     ValueError
-        If ``test_share`` is not in (0, 1), or on a bad ``random`` / ``seed``.
+        If ``test_share`` is not in (0, 1), ``random`` is not a feedback frame or too small
+        for a row on each side, or ``seed`` is bad.
 
     See Also
     --------
@@ -61,17 +76,20 @@ def paper_random_split(random: pd.DataFrame, *, seed: int | np.random.Generator,
     >>> [len(part) for part in paper_random_split(mar, seed=0)]
     [10, 90]
     """
-    test_share = check_real(test_share, "test_share", low=0.0, high=1.0, low_open=True,
-                            high_open=True)
-    check_frame(random, "random", ["user", "item", "rating"])
-    rng = np.random.default_rng(check_seed(seed))
+    check_feedback(random, "random")
+    rng = as_generator(seed)
     n_validation = int(round((1.0 - test_share) * len(random)))  # 5,400 of Yahoo's 54,000
+    if n_validation == 0 or n_validation == len(random):
+        raise ValueError(f"random has {len(random)} rows: too few for test_share={test_share} "
+                         f"to leave a row on each side (validation {n_validation}, test "
+                         f"{len(random) - n_validation})")
     order = rng.permutation(len(random))
     pick = np.zeros(len(random), dtype=bool)
     pick[order[:n_validation]] = True
     return (random[pick].reset_index(drop=True), random[~pick].reset_index(drop=True))
 
 
+@declare(k=Interval(int, 1), k_bar=Interval(int, 1), threshold=Interval(float))
 def scheme_users(scores: Mapping[str, np.ndarray] | Iterable[tuple[str, np.ndarray]],
                  random: pd.DataFrame, *, k: int, k_bar: int, threshold: float,
                  exclude: pd.DataFrame | None) -> pd.DataFrame:
@@ -99,7 +117,8 @@ def scheme_users(scores: Mapping[str, np.ndarray] | Iterable[tuple[str, np.ndarr
     Raises
     ------
     ValueError
-        On a bad ``k`` / ``k_bar`` or ``random`` without relevant items.
+        On a bad ``k`` / ``k_bar`` (an int in 1..the catalogue size), ``threshold`` or
+        ``random`` (a feedback frame with relevant items).
 
     See Also
     --------
@@ -113,9 +132,10 @@ def scheme_users(scores: Mapping[str, np.ndarray] | Iterable[tuple[str, np.ndarr
     ...              exclude=None).to_dict("list")
     {('m', 'kbar'): [1.0], ('m', 'ure'): [1.0]}
     """
-    k_bar = check_int(k_bar, "k_bar")
+    check_feedback(random, "random")
     frames = {}
     for name, matrix in named_items(scores, "scores"):
+        matrix = _check_cutoffs_of(matrix, {"k": k, "k_bar": k_bar})
         frames[name] = pd.DataFrame({
             "kbar": kbar_curves(matrix, random, [k_bar], threshold=threshold,
                                 per_user=True)[k_bar].droplevel("set"),
@@ -125,6 +145,7 @@ def scheme_users(scores: Mapping[str, np.ndarray] | Iterable[tuple[str, np.ndarr
     return pd.concat(frames, axis=1, names=["model", "scheme"])
 
 
+@declare(threshold=Interval(float))
 def model_curves(scores: Mapping[str, np.ndarray] | Iterable[tuple[str, np.ndarray]],
                  sets: Mapping[str, pd.DataFrame], ks: Sequence[int], *,
                  random_sets: Mapping[Any, pd.DataFrame], k_bars: Sequence[int],
@@ -169,7 +190,10 @@ def model_curves(scores: Mapping[str, np.ndarray] | Iterable[tuple[str, np.ndarr
     Raises
     ------
     ValueError
-        On any invalid input of :func:`recbias_tutorial.metrics.recall_curves` or
+        When called, if ``sets`` or ``random_sets`` is not a non-empty mapping of feedback
+        frames or ``threshold`` is not a finite number; as
+        the models are read, on any invalid input of
+        :func:`recbias_tutorial.metrics.recall_curves` or
         :func:`recbias_tutorial.estimators.kbar_curves`.
 
     See Also
@@ -185,6 +209,15 @@ def model_curves(scores: Mapping[str, np.ndarray] | Iterable[tuple[str, np.ndarr
     ...      k_bars=[1], threshold=4.0, exclude=None, cache=False)]
     [('m', 1.0, 1.0)]
     """
+    for name, frames in (("sets", sets), ("random_sets", random_sets)):
+        check_mapping(frames, name, "DataFrame")
+        for label, frame in frames.items():
+            check_feedback(frame, f"{name}[{label!r}]")
+    return _model_curves(scores, sets, ks, random_sets=random_sets, k_bars=k_bars,
+                         threshold=threshold, exclude=exclude, cache=cache)
+
+
+def _model_curves(scores, sets, ks, *, random_sets, k_bars, threshold, exclude, cache):
     from ..._result_cache import arrays_key, cached_result
     from ...models._cache import data_digest
 
@@ -260,7 +293,7 @@ def paired_bootstrap(per_user: pd.DataFrame, *, baseline: str, seed: int | np.ra
     ['higher']
     """
     models = _models_of(per_user)
-    check_choice(baseline, "baseline", models)  # one of the models
+    check_choice(baseline, "baseline", tuple(models))  # one of the models
     if len(models) < 2:
         raise ValueError(f"per_user must hold a model besides the baseline {baseline!r} to "
                          f"compare with it, got only {list(models)}")
@@ -381,4 +414,9 @@ def _models_of(per_user: pd.DataFrame) -> list:
         twice = sorted({str(c) for c in per_user.columns[per_user.columns.duplicated()]})
         raise ValueError(f"per_user has the columns {twice} twice: tables of different runs "
                          "were mixed; give each model its own name")
+    if per_user.empty:
+        raise ValueError("per_user has no user")
+    if not np.isfinite(as_real_array(per_user.to_numpy(), "per_user")).all():
+        raise ValueError("per_user has NaN or infinite values: a user without a value must be "
+                         "left out, not counted")
     return list(dict.fromkeys(per_user.columns.get_level_values(0)))

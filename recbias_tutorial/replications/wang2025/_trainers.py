@@ -27,6 +27,7 @@ copy of the model; neither is needed for the chapter's question).
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,14 +36,19 @@ import pandas as pd
 import scipy.sparse as sp
 from scipy.stats import rankdata
 
-from ..._validation import (as_generator, check_choice, check_feedback, check_int, check_real,
-                            check_seed)
+from ..._params import Interval, Options, Seed, declare
+from ..._validation import as_generator, check_feedback, check_int, int_seed
 from ...propensity import naive_bayes_propensity
 
 #: The Yahoo! R3 settings of the AutoDebias baselines (``para`` of MF_bias.py, IPS.py, DR.py).
 AUTODEBIAS_YAHOO: dict[str, dict[str, Any]] = {
     "MF": {"lr": 1e-4}, "IPS": {"lr": 1e-5}, "DR": {"lr": 1e-5, "imputation_lr": 1e-5}}
 _TRAINING = dict(factors=10, epochs=500, patience=60, block=(6000, 500))
+
+
+class TrainingDiverged(ValueError):
+    """A trainer's weights or predictions became NaN or infinite: its step size is too large
+    for the data; no fit is returned."""
 
 
 @dataclass(frozen=True)
@@ -70,6 +76,8 @@ class AutoDebiasFit:
     propensity: dict | None
 
 
+@declare(seed=Seed(), uniform_share=Interval(float, 0.0, 1.0, open="both"),
+         validation_share=Interval(float, 0.0, 1.0, open="both"))
 def autodebias_split(random: pd.DataFrame, *, seed: int, uniform_share: float = 0.05,
                      validation_share: float = 0.05) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """Split randomly exposed data as AutoDebias's ``seed_randomly_split`` does.
@@ -99,8 +107,8 @@ def autodebias_split(random: pd.DataFrame, *, seed: int, uniform_share: float = 
     Raises
     ------
     ValueError
-        If ``seed`` is not a non-negative int, a share is out of range, or ``random`` lacks a
-        column.
+        If ``seed`` is not a non-negative int, a share is out of range, ``random`` is not a
+        feedback frame, or it is too small for every part to get a row.
 
     Examples
     --------
@@ -108,23 +116,29 @@ def autodebias_split(random: pd.DataFrame, *, seed: int, uniform_share: float = 
     >>> [len(part) for part in autodebias_split(mar, seed=0)]
     [5, 5, 90]
     """
-    seed = check_seed(seed)
-    if isinstance(seed, np.random.Generator):
-        raise ValueError("seed must be an int here: AutoDebias seeds numpy's legacy permutation")
-    for name, share in (("uniform_share", uniform_share), ("validation_share", validation_share)):
-        check_real(share, name, low=0.0, high=1.0, low_open=True, high_open=True)
+    seed = int_seed(seed)  # AutoDebias seeds numpy's legacy permutation
     if uniform_share + validation_share >= 1.0:
         raise ValueError("uniform_share + validation_share must be below 1 (the test set)")
     random = check_feedback(random, "random")
     n = len(random)
-    order = np.random.RandomState(seed).permutation(n)  # == np.random.seed(seed); permutation(n)
     cut = [int(uniform_share * n), int(uniform_share * n) + int(validation_share * n)]
+    if cut[0] == 0 or cut[1] == cut[0] or cut[1] == n:
+        raise ValueError(f"random has {n} rows: too few for uniform_share={uniform_share} and "
+                         f"validation_share={validation_share} to give each part a row (parts "
+                         f"of {cut[0]}, {cut[1] - cut[0]} and {n - cut[1]} rows)")
+    order = np.random.RandomState(seed).permutation(n)  # == np.random.seed(seed); permutation(n)
     parts = np.split(order, cut)
     return tuple(random.iloc[p].reset_index(drop=True) for p in parts)
 
 
+@declare(threshold=Interval(float))
 def signed_labels(feedback: pd.DataFrame, *, threshold: float) -> pd.DataFrame:
     """The same pairs with ``rating`` replaced by +1 (``>= threshold``) or -1, as AutoDebias.
+
+    Raises
+    ------
+    ValueError
+        If ``feedback`` is not a feedback frame or ``threshold`` not a finite number.
 
     Examples
     --------
@@ -132,7 +146,7 @@ def signed_labels(feedback: pd.DataFrame, *, threshold: float) -> pd.DataFrame:
     ...               threshold=4.0)["rating"].tolist()
     [1.0, -1.0]
     """
-    return _signed(check_feedback(feedback, "feedback"), check_real(threshold, "threshold"))
+    return _signed(check_feedback(feedback, "feedback"), threshold)
 
 
 def _signed(feedback: pd.DataFrame, threshold: float) -> pd.DataFrame:
@@ -141,6 +155,11 @@ def _signed(feedback: pd.DataFrame, threshold: float) -> pd.DataFrame:
     return out
 
 
+@declare(method=Options(tuple(AUTODEBIAS_YAHOO)), n_users=Interval(int, 1),
+         n_items=Interval(int, 1), threshold=Interval(float), seed=Seed(),
+         lr=Interval(float, 0.0, open="low", optional=True),
+         imputation_lr=Interval(float, 0.0, open="low", optional=True),
+         factors=Interval(int, 1), epochs=Interval(int, 1), patience=Interval(int, 1))
 def fit_autodebias(method: str, train: pd.DataFrame, *, uniform: pd.DataFrame,
                    validation: pd.DataFrame, n_users: int, n_items: int, threshold: float,
                    seed: int | np.random.Generator, lr: float | None = None,
@@ -180,9 +199,13 @@ def fit_autodebias(method: str, train: pd.DataFrame, *, uniform: pd.DataFrame,
 
     Raises
     ------
+    TrainingDiverged
+        (a ValueError) If the weights or predictions overflow or become NaN: ``lr`` (or
+        ``imputation_lr``) is too large for these data, and no fit is returned.
     ValueError
         On an unknown ``method``, a frame that is not feedback in the id spaces, a
-        non-positive size or step, a bad ``seed``, or a label absent from ``uniform``.
+        non-positive size or step, a bad ``seed``, or a label absent from ``uniform`` or
+        ``validation``.
 
     Examples
     --------
@@ -194,20 +217,15 @@ def fit_autodebias(method: str, train: pd.DataFrame, *, uniform: pd.DataFrame,
     >>> fit.scores.shape, sorted(fit.propensity)
     ((20, 5), [-1.0, 1.0])
     """
-    method = check_choice(method, "method", AUTODEBIAS_YAHOO)
-    n_users, n_items = check_int(n_users, "n_users"), check_int(n_items, "n_items")
-    threshold = check_real(threshold, "threshold")
     frames = {name: _signed(check_feedback(f, name, n_users, n_items), threshold)
               for name, f in (("train", train), ("uniform", uniform), ("validation", validation))}
     settings = {**AUTODEBIAS_YAHOO[method], **({} if lr is None else {"lr": lr}),
                 **({} if imputation_lr is None else {"imputation_lr": imputation_lr})}
-    for name, value in settings.items():
-        check_real(value, name, low=0.0, low_open=True)
-    factors, epochs, patience = (check_int(factors, "factors"), check_int(epochs, "epochs"),
-                                 check_int(patience, "patience"))
     if not (isinstance(block, tuple | list) and len(block) == 2):
         raise ValueError(f"block must be a pair (users, items) per step, got {block!r}")
     block = (check_int(block[0], "block[0]"), check_int(block[1], "block[1]"))
+    if len(np.unique(frames["validation"]["rating"])) < 2:
+        raise ValueError("validation must hold both labels (+1 and -1) for its AUC")
     rng = as_generator(seed)
 
     tr = frames["train"]
@@ -231,19 +249,50 @@ def fit_autodebias(method: str, train: pd.DataFrame, *, uniform: pd.DataFrame,
     best = dict(auc=-np.inf, remembered=-np.inf, epoch=0, state=base.copy(), left=patience)
     epoch = 0
     for epoch in range(epochs):
-        for bu, bi, rows in _blocks(rng, u, i, n_users, n_items, block):
-            if method == "DR":
-                _dr_step(base, imputation, bu, bi, u[rows], i[rows], y[rows], weight[rows],
-                         settings["lr"], settings["imputation_lr"])
-            else:
-                _, grad = weighted_squared_loss(base.predict(u[rows], i[rows]), y[rows],
-                                                weight[rows])
-                base.step(settings["lr"], base.sparse_grads(u[rows], i[rows], grad))
-        auc = _auc(base.predict(vu, vi), vy)
+        with np.errstate(over="raise", invalid="raise"), _diverged(method, settings, epoch):
+            for bu, bi, rows in _blocks(rng, u, i, n_users, n_items, block):
+                if method == "DR":
+                    _dr_step(base, imputation, bu, bi, u[rows], i[rows], y[rows], weight[rows],
+                             settings["lr"], settings["imputation_lr"])
+                else:
+                    _, grad = weighted_squared_loss(base.predict(u[rows], i[rows]), y[rows],
+                                                    weight[rows])
+                    base.step(settings["lr"], base.sparse_grads(u[rows], i[rows], grad))
+            prediction = base.predict(vu, vi)
+            _check_finite(base, imputation, prediction)
+        auc = _auc(prediction, vy)
         if _early_stop(best, auc, epoch, base, patience):
             break
     return AutoDebiasFit(scores=best["state"].dense(), best_epoch=best["epoch"], epochs=epoch + 1,
                          validation_auc=float(best["remembered"]), propensity=propensity)
+
+
+@contextmanager
+def _diverged(method: str, settings: dict, epoch: int):
+    """Turn an overflow or a NaN of one epoch into :class:`TrainingDiverged`, naming the steps."""
+    try:
+        yield
+    except (FloatingPointError, _NonFinite) as err:
+        steps = ", ".join(f"{k}={v:g}" for k, v in settings.items()
+                          if k == "lr" or method == "DR")
+        raise TrainingDiverged(
+            f"{method} training diverged in epoch {epoch} ({err}): {steps} is too large a step "
+            "for these data; pass a smaller lr" + (" or imputation_lr" if method == "DR" else "")
+        ) from None
+
+
+class _NonFinite(ArithmeticError):
+    """Non-finite weights or predictions (found by :func:`_check_finite`)."""
+
+
+def _check_finite(base: "_MF", imputation: "_MF | None", prediction: np.ndarray) -> None:
+    """One summing pass per table: a NaN or an inf anywhere makes its sum non-finite."""
+    models = [("weights", base)] + ([("imputation weights", imputation)] if imputation else [])
+    for what, model in models:
+        if not all(np.isfinite(a.sum()) for a in model.arrays):
+            raise _NonFinite(f"non-finite {what}")
+    if not np.isfinite(prediction.sum()):
+        raise _NonFinite("non-finite validation predictions")
 
 
 def weighted_squared_loss(prediction: np.ndarray, label: np.ndarray,

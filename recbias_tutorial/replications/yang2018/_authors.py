@@ -47,12 +47,16 @@ the MAR positives).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, MutableMapping, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from ..._validation import check_int, check_real
+from ..._params import Interval, Seed, declare
+from ..._validation import (as_generator, as_real_array, check_cutoffs, check_feedback,
+                            check_int, check_k, check_real, check_seeds, int_seed)
 from ...data import FeedbackData, drop_seen, random_split
+from ._protocol import _check_gammas
 from ._readings import AUTHORS, COURSE, LADDER, TEST_NEGATIVES, Reading  # noqa: F401 (re-export)
 
 #: calc_metrics keeps the last 300 entries of each user's (negatives + positives) list.
@@ -105,6 +109,58 @@ def _pair_mask(frame: pd.DataFrame, n_users: int, n_items: int) -> np.ndarray:
     return mask
 
 
+def _dense_scores(scores: Any) -> np.ndarray:
+    """A finite 2-D real score matrix (the authors' code ranks dense rows)."""
+    from ...scorer import check_scores
+
+    scores = check_scores(scores)
+    if not isinstance(scores, np.ndarray):
+        raise ValueError(f"scores must be a dense array (users x items) here, got "
+                         f"{type(scores).__name__}")
+    return scores
+
+
+def _check_counts(counts: Any, n_items: int) -> np.ndarray:
+    """Training counts: ``n_items`` non-negative whole numbers (returned as given)."""
+    values = as_real_array(counts, "counts")
+    if values.shape != (n_items,) or not np.isfinite(values).all() or (values < 0).any() \
+            or (values != np.round(values)).any():
+        raise ValueError(f"counts must be {n_items} non-negative whole numbers (one training "
+                         f"count per item), got shape {values.shape}")
+    return np.asarray(counts)
+
+
+def _check_readings(readings: Any) -> list["Reading"]:
+    """A non-empty sequence of :class:`Reading` with distinct names (each labels its rows)."""
+    if isinstance(readings, (Reading, str, bytes)) or not isinstance(readings, Iterable):
+        raise ValueError(f"readings must be a sequence of Reading, got {readings!r:.60}")
+    readings = list(readings)
+    bad = [r for r in readings if not isinstance(r, Reading)]
+    if bad or not readings:
+        raise ValueError(f"readings must be a non-empty sequence of Reading (e.g. LADDER), got "
+                         f"{bad[0] if bad else readings!r:.60}")
+    names = [r.name for r in readings]
+    if len(set(names)) != len(names):
+        raise ValueError(f"readings has two readings named alike, got {names}: their rows would "
+                         "be merged")
+    return readings
+
+
+def _check_terms(frame: Any, name: str) -> pd.DataFrame:
+    """A :func:`user_terms` table: users x (metric, estimator), at least one user, finite."""
+    if not isinstance(frame, pd.DataFrame) or frame.columns.nlevels != 2:
+        raise ValueError(f"{name} must be a DataFrame of user_terms (columns (metric, "
+                         f"estimator)), got {type(frame).__name__}")
+    if frame.empty:
+        raise ValueError(f"{name} has no user")
+    if not np.isfinite(as_real_array(frame.to_numpy(), name)).all():
+        raise ValueError(f"{name} has NaN or infinite terms: a user without a term must be "
+                         "left out, not counted")
+    return frame
+
+
+@declare(n_users=Interval(int, 1), n_items=Interval(int, 1), n_negatives=Interval(int, 0),
+         seed=Seed(), keep_last=Interval(int, 1))
 def sampled_candidates(train: pd.DataFrame, val: pd.DataFrame, *, n_users: int, n_items: int,
                        n_negatives: int, seed: int | np.random.Generator,
                        keep_last: int = KEEP_LAST) -> np.ndarray:
@@ -121,6 +177,13 @@ def sampled_candidates(train: pd.DataFrame, val: pd.DataFrame, *, n_users: int, 
     numpy.ndarray
         Boolean ``(n_users, n_items)``; rows of users without held-out positives are empty.
 
+    Raises
+    ------
+    ValueError
+        If ``train`` or ``val`` is not a user/item frame of ids inside the id spaces (``val``
+        non-empty, no pair twice), a size is not a positive int (``n_negatives`` may be 0),
+        or ``seed`` is not a non-negative int or a Generator.
+
     Examples
     --------
     >>> tr = pd.DataFrame({"user": [0, 0], "item": [0, 1], "rating": 5.0})
@@ -129,8 +192,9 @@ def sampled_candidates(train: pd.DataFrame, val: pd.DataFrame, *, n_users: int, 
     >>> c.sum(), bool(c[0, 2]), bool(c[0, :2].any())
     (np.int64(2), True, False)
     """
-    n_negatives = check_int(n_negatives, "n_negatives", low=0)
-    rng = np.random.default_rng(seed)
+    check_feedback(train, "train", n_users, n_items, require_rating=False, allow_empty=True)
+    check_feedback(val, "val", n_users, n_items, require_rating=False)
+    rng = as_generator(seed)
     positives = _pair_mask(val, n_users, n_items)
     excluded = positives | _pair_mask(train, n_users, n_items)
     n_pos = positives.sum(axis=1)
@@ -143,6 +207,7 @@ def sampled_candidates(train: pd.DataFrame, val: pd.DataFrame, *, n_users: int, 
     return positives | ((keys <= cut) & (kept[:, None] > 0) & ~excluded)
 
 
+@declare(chunk=Interval(int, 1))
 def user_terms(scores: np.ndarray, candidates: np.ndarray, positives: pd.DataFrame,
                counts: np.ndarray, *, k: int | Sequence[int], gammas: Mapping[str, float],
                chunk: int = 4096, outside: bool = False) -> pd.DataFrame:
@@ -183,7 +248,13 @@ def user_terms(scores: np.ndarray, candidates: np.ndarray, positives: pd.DataFra
     Raises
     ------
     ValueError
-        If a positive is not a candidate (unless ``outside``).
+        If ``scores`` is not a finite 2-D array, ``candidates`` not a boolean array of its
+        shape, ``positives`` not a frame of distinct pairs inside it, ``counts`` not one
+        non-negative whole count per item, ``k`` not a cut-off in ``1..n_items`` (or a
+        non-empty list of distinct ones), ``gammas`` not a non-empty mapping of numbers
+        ``>= -1``, ``outside`` not a bool; if a positive is not a candidate (unless
+        ``outside``), or no positive has an item with a nonzero count (no user would have
+        a term).
 
     Examples
     --------
@@ -193,10 +264,29 @@ def user_terms(scores: np.ndarray, candidates: np.ndarray, positives: pd.DataFra
     >>> t[("recall", "AOA")].tolist(), t[("recall", "g1")].round(3).tolist()
     ([0.5], [0.8])
     """
+    scores = _dense_scores(scores)
+    n_users, n_items = scores.shape
+    candidates = np.asarray(candidates)
+    if candidates.dtype != bool or candidates.shape != scores.shape:
+        raise ValueError(f"candidates must be a boolean array of the scores' shape "
+                         f"{scores.shape}, got dtype {candidates.dtype}, shape "
+                         f"{candidates.shape}")
+    check_feedback(positives, "positives", n_users, n_items, require_rating=False)
+    counts = _check_counts(counts, n_items)
+    if np.isscalar(k):
+        check_k(k, n_items, "k")
+    else:
+        check_cutoffs(k, n_items, "k")
+    gammas = _check_gammas(gammas, allow_aoa=True)
+    if not isinstance(outside, (bool, np.bool_)):
+        raise ValueError(f"outside must be a bool, got {outside!r}")
     u = positives["user"].to_numpy(np.int64)
     i = positives["item"].to_numpy(np.int64)
     warm = counts[i] > 0
     u, i = u[warm], i[warm]
+    if len(u) == 0:
+        raise ValueError("positives: none of them has an item with a nonzero training count "
+                         "(counts), so no user has a term")
     if not outside and not candidates[u, i].all():
         raise ValueError("every positive must be one of its user's candidates")
     z = np.empty(len(u))
@@ -240,6 +330,14 @@ def reading_rows(estimate: pd.DataFrame, truth: pd.DataFrame, reading: Reading,
         Columns ``metric``, ``estimator``, ``quantity`` (``estimate``, ``truth`` or ``mae``),
         ``users`` and ``value``.
 
+    Raises
+    ------
+    ValueError
+        If ``reading`` is not a :class:`Reading`; ``estimate`` or ``truth`` is not a table
+        of :func:`user_terms` with at least one user and finite terms; ``truth`` has no
+        ``truth_label`` column for a metric of ``estimate``; or, with common users, the two
+        have no user in common.
+
     Examples
     --------
     >>> cols = pd.MultiIndex.from_tuples([("recall", "AOA")], names=["metric", "estimator"])
@@ -248,8 +346,21 @@ def reading_rows(estimate: pd.DataFrame, truth: pd.DataFrame, reading: Reading,
     >>> reading_rows(est, tru, AUTHORS).set_index("quantity")["value"].to_dict()
     {'estimate': 0.5, 'truth': 0.25, 'mae': 0.25}
     """
+    if not isinstance(reading, Reading):
+        raise ValueError(f"reading must be a Reading (e.g. AUTHORS or a step of LADDER), got "
+                         f"{reading!r:.60}")
+    _check_terms(estimate, "estimate")
+    _check_terms(truth, "truth")
+    missing = [m for m in dict.fromkeys(estimate.columns.get_level_values(0))
+               if (m, truth_label) not in truth.columns]
+    if missing:
+        raise ValueError(f"truth has no {truth_label!r} column for metric(s) {missing} "
+                         f"(truth_label names the truth's estimator)")
     if reading.users == "common":
         common = estimate.index.intersection(truth.index)
+        if len(common) == 0:
+            raise ValueError("estimate and truth have no user in common (the reading's users "
+                             "are 'common'): the MAE would be NaN")
         estimate, truth = estimate.loc[common], truth.loc[common]
     rows = []
     for metric, label in estimate.columns:
@@ -263,6 +374,8 @@ def reading_rows(estimate: pd.DataFrame, truth: pd.DataFrame, reading: Reading,
     return pd.DataFrame(rows)
 
 
+@declare(n_items=Interval(int, 1), threshold=Interval(float), n_negatives=Interval(int, 0),
+         seed=Seed())
 def evaluate_readings(scores: np.ndarray, train: pd.DataFrame, val: pd.DataFrame,
                       truth: pd.DataFrame, *, n_items: int, threshold: float,
                       readings: Sequence[Reading], gammas: Mapping[str, float],
@@ -282,7 +395,34 @@ def evaluate_readings(scores: np.ndarray, train: pd.DataFrame, val: pd.DataFrame
     -------
     pandas.DataFrame
         Columns ``reading``, ``draw`` and those of :func:`reading_rows`.
+
+    Raises
+    ------
+    ValueError
+        If ``scores`` is not a finite 2-D array of ``n_items`` columns; ``train``, ``val``
+        or ``truth`` is not a non-empty frame of distinct pairs inside the scores' id spaces;
+        ``readings`` is not a non-empty sequence of :class:`Reading` with distinct names;
+        ``draws`` not distinct non-negative ints; ``gammas`` not a mapping of numbers above
+        -1 (``"AOA"`` is the label of -1, always included); ``seed`` not a non-negative int
+        (the draws' generators are seeded by ``[seed, draw]``); ``candidates`` not a dict
+        (or None); or on an error of :func:`user_terms` / :func:`reading_rows`.
     """
+    seed = int_seed(seed)
+    scores = _dense_scores(scores)
+    if scores.shape[1] != n_items:
+        raise ValueError(f"scores must have n_items={n_items} columns, got shape {scores.shape}")
+    n_users = scores.shape[0]
+    check_feedback(train, "train", n_users, n_items, require_rating=False)
+    check_feedback(val, "val", n_users, n_items, require_rating=False)
+    check_feedback(truth, "truth", n_users, n_items)
+    readings = _check_readings(readings)
+    draws = check_seeds(draws, "draws")
+    gammas = _check_gammas(gammas, reserved=("AOA",), allow_empty=True)
+    if candidates is not None and not isinstance(candidates, MutableMapping):
+        raise ValueError(f"candidates must be a dict (the split's sampled candidate sets, "
+                         f"kept across its models) or None, got {type(candidates).__name__}")
+    if truth[truth["rating"] >= threshold].empty:
+        raise ValueError(f"truth has no relevant rating (rating >= threshold={threshold})")
     side = _side_terms(scores, train, val, truth, n_items=n_items, threshold=threshold,
                        readings=readings, gammas=gammas, n_negatives=n_negatives, seed=seed,
                        candidates=candidates)
@@ -338,14 +478,16 @@ def _side_terms(scores: np.ndarray, train: pd.DataFrame, val: pd.DataFrame,
             if kind == "sampled":
                 if key not in masks:
                     masks[key] = sampled_candidates(train, val, n_users=n_users, n_items=n_items,
-                                                    n_negatives=n, seed=[seed, draw])
+                                                    n_negatives=n,
+                                                    seed=np.random.default_rng([seed, draw]))
                 cand, pos = masks[key], val
             elif kind == "full-mnar":
                 cand, pos = ~seen, val
             elif kind == "mar:sampled":
                 if key not in masks:
                     masks[key] = _truth_candidates("sampled", seen, train, val, truth, mar_pos,
-                                                   n_items=n_items, seed=[seed, draw, 1])[0]
+                                                   n_items=n_items,
+                                                   seed=[seed, draw, 1])[0]
                 cand, pos = masks[key], mar_pos
             else:  # the MAR side
                 cand, pos, outside = _truth_candidates(kind[len("mar:"):], seen, train, val,
@@ -378,6 +520,6 @@ def _truth_candidates(kind: str, seen: np.ndarray, train: pd.DataFrame, val: pd.
     # TEST_NEGATIVES kept (no calc_metrics cut on the test side), plus the MAR positives
     excluded = pd.concat([train[["user", "item"]], truth[["user", "item"]]], ignore_index=True)
     cand = sampled_candidates(excluded, mar_pos, n_users=n_users, n_items=n_items,
-                              n_negatives=TEST_NEGATIVES, seed=seed,
+                              n_negatives=TEST_NEGATIVES, seed=np.random.default_rng(seed),
                               keep_last=TEST_NEGATIVES + n_items)
     return cand, mar_pos, False

@@ -15,7 +15,8 @@ from collections.abc import Iterable, Mapping
 import numpy as np
 import pandas as pd
 
-from ..._validation import check_frame, check_real, check_unique_rows
+from ..._validation import (check_column_name, check_finite_column, check_frame, check_mapping,
+                            check_real, check_unique_rows)
 from ...stats import kendall_tau, user_bootstrap
 
 # snips_protocols: for the example of estimate_models (a doctest runs in this module's names)
@@ -110,11 +111,7 @@ def summarise(per_user: pd.DataFrame, *, seed: int | np.random.Generator,
     {'value': [0.667], 'users': [3]}
     """
     check_frame(per_user, "per_user", ["model", "metric", "estimator", "user", "value"])
-    values = pd.to_numeric(per_user["value"], errors="coerce").to_numpy(dtype=float)
-    if not np.isfinite(values).all():
-        raise ValueError(f"per_user.value has {int((~np.isfinite(values)).sum())} NaN, infinite "
-                         "or non-numeric values: a user without a value must be left out, "
-                         "not counted")
+    check_finite_column(per_user, "per_user", "value")
     if per_user.duplicated(["model", "metric", "estimator", "user"]).any():
         raise ValueError("per_user has a (model, metric, estimator, user) row twice: tables of "
                          "different runs were mixed; keep one row per user and cell")
@@ -184,6 +181,7 @@ def agreement_table(results: pd.DataFrame, *, truth: str = "MAR truth",
     {'AOA': {('recall', 'Kendall τ'): 1.0, ('recall', 'MAE'): 0.1, ('recall', 'p-value'): 0.333}}
     """
     check_frame(results, "results", ["model", "metric", "estimator", "value"])
+    check_column_name(truth, "truth")
     if not (results["estimator"] == truth).any():
         raise ValueError(f"results has no rows for the truth estimator {truth!r}")
     check_unique_rows(results, "results", ["model", "metric", "estimator"])
@@ -191,7 +189,8 @@ def agreement_table(results: pd.DataFrame, *, truth: str = "MAR truth",
     if (n_models < 2).any():
         raise ValueError(f"results must hold at least 2 models per metric to rank them, got "
                          f"{int(n_models.min())} for metric {n_models.idxmin()!r}")
-    names = dict(metric_names or {})
+    names = {} if metric_names is None else dict(check_mapping(metric_names, "metric_names",
+                                                                 "display name"))
     order = [e for e in dict.fromkeys(results["estimator"]) if e != truth]
     rows = []
     for metric, part in results.groupby("metric", sort=False):

@@ -10,14 +10,16 @@ split of a dataset, kept in the on-disk cache).
 from __future__ import annotations
 
 import copy
+import numbers
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from ..._validation import (check_frame, check_int, check_mapping, check_names, check_real,
-                            named_items)
+from ..._ranking import GAINS
+from ..._validation import (check_choice, check_column_name, check_feedback, check_frame,
+                            check_int, check_mapping, check_names, check_real, named_items)
 from ...data import FeedbackData, drop_seen, random_split
 from ...estimators import user_values
 from ...propensity import popularity_propensity
@@ -26,6 +28,39 @@ from ...propensity import popularity_propensity
 GAMMAS: tuple[float, ...] = (1.5, 2.0, 2.5, 3.0)
 
 Protocol = tuple[pd.DataFrame, Any, str]  # (test set, propensity or None, estimator name)
+
+
+def _check_gammas(gammas: Any, name: str = "gammas", *, reserved: tuple = (),
+                  allow_aoa: bool = False, allow_empty: bool = False) -> dict[Any, float]:
+    """A mapping label -> popularity exponent gamma, each a finite number above -1 (-1 itself,
+    AOA, with ``allow_aoa``); a label in ``reserved`` (the truth's, ``"AOA"``) is refused:
+    two protocols under one label would be one column."""
+    if allow_empty and isinstance(gammas, Mapping) and not gammas:
+        return {}
+    check_mapping(gammas, name, "gamma")
+    out = {}
+    for label, gamma in gammas.items():
+        check_column_name(label, f"{name} label")
+        if label in reserved:
+            raise ValueError(f"{name}: the label {label!r} is taken ({', '.join(map(repr, reserved))} "
+                             "are the protocol's own); give the SNIPS variant another label")
+        out[label] = check_real(gamma, f"{name}[{label!r}]", low=-1.0, low_open=not allow_aoa)
+    return out
+
+
+def _gamma_labels(gammas: Any, name: str = "gammas") -> dict[str, float]:
+    """``{"SNIPS γ=…": gamma}`` of a sequence of gammas (above -1), refusing two gammas that
+    get one label (their rows would be merged)."""
+    if isinstance(gammas, numbers.Real) and not isinstance(gammas, bool):
+        gammas = [gammas]
+    if isinstance(gammas, (str, bytes, Mapping)) or not isinstance(gammas, Iterable):
+        raise ValueError(f"{name} must be a sequence of numbers above -1, got {gammas!r:.60}")
+    values = [check_real(g, name, low=-1.0, low_open=True) for g in gammas]
+    labels = {f"SNIPS γ={g:.1f}": g for g in values}
+    if len(labels) != len(values):
+        raise ValueError(f"{name} has two values with one label (SNIPS γ=… at one decimal), got "
+                         f"{values}: their rows would be merged")
+    return labels
 
 
 def snips_protocols(heldout: pd.DataFrame, truth: pd.DataFrame, *, train: pd.DataFrame,
@@ -57,8 +92,9 @@ def snips_protocols(heldout: pd.DataFrame, truth: pd.DataFrame, *, train: pd.Dat
     Raises
     ------
     ValueError
-        If ``gammas`` is empty or a gamma is not a number above -1, or on bad ``train`` /
-        ``n_items`` (see :func:`recbias_tutorial.propensity.popularity_propensity`).
+        If ``heldout`` or ``truth`` is not a feedback frame, ``gammas`` is empty, a gamma is
+        not a number above -1 or a label is the truth's or ``"AOA"``, or on bad ``train`` / ``n_items`` (see
+        :func:`recbias_tutorial.propensity.popularity_propensity`).
 
     See Also
     --------
@@ -71,7 +107,12 @@ def snips_protocols(heldout: pd.DataFrame, truth: pd.DataFrame, *, train: pd.Dat
     >>> list(snips_protocols(log, log, train=log, n_items=3, gammas={"SNIPS γ=2": 2.0}))
     ['MAR truth', 'AOA', 'SNIPS γ=2']
     """
-    check_mapping(gammas, "gammas", "gamma")
+    check_feedback(heldout, "heldout")
+    check_feedback(truth, "truth")
+    check_column_name(truth_label, "truth_label")
+    if truth_label == "AOA":
+        raise ValueError("truth_label must differ from 'AOA', the label of the logged estimate")
+    gammas = _check_gammas(gammas, reserved=(truth_label, "AOA"))
     out: dict[str, Protocol] = {truth_label: (truth, None, "aoa"), "AOA": (heldout, None, "aoa")}
     for label, gamma in gammas.items():
         out[label] = (heldout, popularity_propensity(train, n_items, gamma=gamma), "snips")
@@ -120,7 +161,7 @@ def user_table(scores: Mapping[str, np.ndarray] | Iterable[tuple[str, np.ndarray
     [1.0, 1.0, 1.0, 1.0, 1.0, 1.0]
     """
     check_mapping(protocols, "protocols", "(test set, propensity, estimator)")
-    metrics = tuple(check_names(metrics, "metrics"))
+    metrics = tuple(check_choice(m, "metrics", GAINS) for m in check_names(metrics, "metrics"))
     parts = []
     for name, matrix in named_items(scores, "scores"):
         for metric in metrics:
@@ -255,10 +296,8 @@ def split_user_table(models: Mapping[str, Any], data: FeedbackData, *, seed: int
     check_mapping(models, "models", "unfitted model")
     seed = check_int(seed, "seed", low=0)
     gammas = {f"SNIPS γ={g:.1f}": g for g in GAMMAS} if gammas is None else gammas
-    check_mapping(gammas, "gammas", "gamma")
-    gammas = {label: check_real(g, "gammas", low=-1.0, low_open=True)
-              for label, g in gammas.items()}
-    metrics = tuple(check_names(metrics, "metrics"))
+    gammas = _check_gammas(gammas, reserved=("MAR truth", "AOA"))
+    metrics = tuple(check_choice(m, "metrics", GAINS) for m in check_names(metrics, "metrics"))
     k = check_int(k, "k")
     train_share = check_real(train_share, "train_share", low=0.0, high=1.0, low_open=True,
                              high_open=True)

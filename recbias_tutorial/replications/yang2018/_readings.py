@@ -83,6 +83,9 @@ class Reading:
     n_negatives: int | None = None
 
     def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name.strip():
+            raise ValueError(f"name must be a non-empty string (the reading's label), got "
+                             f"{self.name!r}")
         for field, allowed in (("estimate", ("sampled", "full")), ("truth", TRUTHS),
                                ("users", ("own", "common")), ("mae", ("aggregate", "per_user"))):
             if getattr(self, field) not in allowed:
@@ -193,7 +196,7 @@ def reading_grid(ks: Sequence[int] = GRID_CHOICES["k"]) -> tuple[Reading, ...]:
     Examples
     --------
     >>> grid = reading_grid()
-    >>> len(grid), sum(dataclasses.replace(r, name="") == dataclasses.replace(SLIDES, name="")
+    >>> len(grid), sum(dataclasses.replace(r, name="-") == dataclasses.replace(SLIDES, name="-")
     ...                for r in grid)
     (576, 1)
     """

@@ -16,13 +16,17 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..._validation import check_int, check_mapping
+from ..._params import Interval, Options, Seed, declare
+from ..._validation import (as_generator, check_feedback, check_finite_column, check_frame,
+                            check_int, check_mapping, check_seeds, check_unique_rows, seed_int)
 from ...data import FeedbackData
-from ._authors import LADDER, Reading, _pair_mask, authors_split, evaluate_readings
+from ._authors import (LADDER, Reading, _check_readings, _pair_mask, authors_split,
+                       evaluate_readings)
 from ._grid import _grid_rows
-from ._protocol import GAMMAS
+from ._protocol import GAMMAS, _gamma_labels
 
 
+@declare(n_items=Interval(int, 1), seed=Seed())
 def pmf_training(train: pd.DataFrame, *, n_items: int, seed: int | np.random.Generator
                  ) -> pd.DataFrame:
     """``PointwiseSampler(pos_ratio=0.5)`` as one fixed draw: positives (1) + negatives (0).
@@ -31,6 +35,13 @@ def pmf_training(train: pd.DataFrame, *, n_items: int, seed: int | np.random.Gen
     item it has no training pair with) labelled 0, drawn afresh for every batch; Cornac's PMF
     fits a fixed rating table, so the negatives here are one draw of the same size.
 
+    Raises
+    ------
+    ValueError
+        If ``train`` is not a non-empty frame of distinct pairs with items in ``0..n_items-1``,
+        a user of it has a training pair with every item (no negative can be drawn for it),
+        or ``seed`` is not a non-negative int or a Generator.
+
     Examples
     --------
     >>> tr = pd.DataFrame({"user": [0, 1], "item": [0, 1], "rating": 5.0})
@@ -38,7 +49,12 @@ def pmf_training(train: pd.DataFrame, *, n_items: int, seed: int | np.random.Gen
     >>> out["rating"].value_counts().sort_index().tolist()  # duplicate draws are dropped
     [2, 2]
     """
-    rng = np.random.default_rng(seed)
+    check_feedback(train, "train", n_items=n_items, require_rating=False)
+    saturated = np.flatnonzero(np.bincount(train["user"].to_numpy(np.int64)) >= n_items)
+    if len(saturated):
+        raise ValueError(f"train: user {int(saturated[0])} has a training pair with every one of "
+                         f"the n_items={n_items} items, so no negative can be drawn for it")
+    rng = as_generator(seed)
     users = np.unique(train["user"].to_numpy())
     n_users = int(users.max()) + 1
     seen = _pair_mask(train, n_users, n_items)
@@ -51,6 +67,8 @@ def pmf_training(train: pd.DataFrame, *, n_items: int, seed: int | np.random.Gen
     return pd.concat([pos, neg], ignore_index=True)
 
 
+@declare(n_train=Interval(int, 1), n_iter=Interval(int, 1), batch_size=Interval(int, 1),
+         seed=Seed())
 def authors_models(*, n_train: int, n_iter: int = 10001, batch_size: int = 8000,
                    seed: int = 1) -> dict[str, Any]:
     """The slides' four models with the authors' settings where the library has them.
@@ -63,6 +81,12 @@ def authors_models(*, n_train: int, n_iter: int = 10001, batch_size: int = 8000,
     ``sigmoid=True``), ``k=50``, ``lambda_reg=0.001``, on :func:`pmf_training`'s table, epochs
     likewise (RMSProp, no item bias, no Adam).
 
+    Raises
+    ------
+    ValueError
+        If ``n_train``, ``n_iter`` or ``batch_size`` is not a positive int, or ``seed`` not a
+        non-negative int or a Generator (a Generator gives one int seed, drawn from it).
+
     Examples
     --------
     >>> sorted(authors_models(n_train=100_000, n_iter=11))
@@ -72,6 +96,7 @@ def authors_models(*, n_train: int, n_iter: int = 10001, batch_size: int = 8000,
 
     from ...models import CML
 
+    seed = seed_int(seed)
     epochs = int(np.ceil(n_iter * batch_size / max(n_train, 1)))
     return {
         "U-CML": CML(weighted=False, n_iter=n_iter, batch_size=batch_size, seed=seed),
@@ -135,8 +160,12 @@ def authors_split_table(models: Mapping[str, Any], data: FeedbackData, *, seed: 
     Raises
     ------
     ValueError
-        If ``models`` is empty, ``grid_models`` names a model not in ``models``, or on any
-        error of the steps above.
+        If ``models`` is empty, ``seed`` is not a non-negative int, ``draws`` not distinct
+        non-negative ints, ``readings`` not a non-empty sequence of Reading, ``gammas`` not
+        numbers above -1 (two with one label), ``n_negatives`` not a mapping to
+        non-negative ints, ``grid`` not a sequence of Reading (empty allowed),
+        ``grid_models`` not a collection of names of ``models``, or on any error of the
+        steps above.
 
     Examples
     --------
@@ -151,11 +180,19 @@ def authors_split_table(models: Mapping[str, Any], data: FeedbackData, *, seed: 
 
     check_mapping(models, "models", "unfitted model")
     seed = check_int(seed, "seed", low=0)
-    draws = [check_int(d, "draws", low=0) for d in draws]
+    draws = check_seeds(draws, "draws")
+    readings = _check_readings(readings)
+    if n_negatives is not None:
+        check_mapping(n_negatives, "n_negatives", "number of sampled negatives")
+        n_negatives = {name: check_int(n, f"n_negatives[{name!r}]", low=0)
+                       for name, n in n_negatives.items()}
     n_negatives = {**N_NEGATIVES, **dict(n_negatives or {})}
-    labels = {f"SNIPS γ={g:.1f}": float(g) for g in gammas}
-    if isinstance(grid_models, str) or not set(grid_models) <= set(models):
-        raise ValueError(f"grid_models must name models of models, got {grid_models!r}")
+    labels = _gamma_labels(gammas)
+    if (isinstance(grid_models, (str, bytes)) or not isinstance(grid_models, Collection)
+            or not set(grid_models) <= set(models)):
+        raise ValueError(f"grid_models must be a collection of names of models, got "
+                         f"{grid_models!r:.60}")
+    grid = () if isinstance(grid, (tuple, list)) and not grid else _check_readings(grid)
     train, val, truth = authors_split(data, seed=seed, val_share=val_share)
     candidates: dict = {}  # the sampled candidate sets of this split, drawn once for all models
     frames = []
@@ -178,6 +215,7 @@ def authors_split_table(models: Mapping[str, Any], data: FeedbackData, *, seed: 
     return out[first + [c for c in out.columns if c not in first]]
 
 
+@declare(quantity=Options(("mae", "estimate", "truth")))
 def mae_summary(table: pd.DataFrame, *, reading: str, metric: str = "recall",
                 quantity: str = "mae") -> pd.DataFrame:
     """Mean ± standard deviation over splits x draws of one reading: model x estimator.
@@ -200,7 +238,9 @@ def mae_summary(table: pd.DataFrame, *, reading: str, metric: str = "recall",
     Raises
     ------
     ValueError
-        If no row matches.
+        If ``table`` is not a frame of :func:`authors_split_table` rows (a missing column, a
+        value that is not a finite number, a run's row twice), ``quantity`` is unknown, or no
+        row matches.
 
     Examples
     --------
@@ -210,6 +250,10 @@ def mae_summary(table: pd.DataFrame, *, reading: str, metric: str = "recall",
     >>> mae_summary(t, reading="r").round(3).to_dict("index")
     {'m': {('AOA', 'mean'): 0.2, ('AOA', 'sd'): 0.141, ('AOA', 'runs'): 2.0}}
     """
+    keys = ["seed", "model", "reading", "draw", "metric", "estimator", "quantity"]
+    check_frame(table, "table", keys + ["value"])
+    check_finite_column(table, "table", "value")
+    check_unique_rows(table, "table", keys)
     part = table[(table["reading"] == reading) & (table["metric"] == metric)
                  & (table["quantity"] == quantity)]
     if part.empty:
@@ -227,6 +271,12 @@ def mae_summary(table: pd.DataFrame, *, reading: str, metric: str = "recall",
 def snips_reduction(summary: pd.DataFrame) -> pd.DataFrame:
     """Per model: the relative MAE change of each SNIPS column against AOA (negative = cut).
 
+    Raises
+    ------
+    ValueError
+        If ``summary`` is not a :func:`mae_summary` table with an AOA column, or an AOA MAE is
+        0 or not a finite number.
+
     Examples
     --------
     >>> cols = pd.MultiIndex.from_product([["AOA", "SNIPS γ=2.0"], ["mean"]])
@@ -234,7 +284,15 @@ def snips_reduction(summary: pd.DataFrame) -> pd.DataFrame:
     >>> snips_reduction(s).round(2).to_dict("index")
     {'m': {'SNIPS γ=2.0': -0.35}}
     """
+    if not isinstance(summary, pd.DataFrame) or summary.columns.nlevels != 2 \
+            or ("AOA", "mean") not in summary.columns:
+        raise ValueError("summary must be a mae_summary table (columns (estimator, 'mean' | "
+                         "'sd' | 'runs'), with AOA)")
     means = summary.xs("mean", axis=1, level=1)
+    aoa = check_finite_column(means, "summary", "AOA")
+    if (aoa == 0).any():
+        raise ValueError(f"summary: the AOA MAE of {means.index[aoa == 0][0]!r} is 0, so a "
+                         "relative change is undefined")
     snips = [c for c in means.columns if c != "AOA"]
     return means[snips].div(means["AOA"], axis=0) - 1.0
 

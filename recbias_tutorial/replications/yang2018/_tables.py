@@ -11,12 +11,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
-from ..._validation import check_frame, check_int, check_unique_rows
+from ..._validation import (check_column_name, check_finite_column, check_frame, check_seeds,
+                            check_unique_rows)
 from ...data import FeedbackData
-from ._protocol import GAMMAS, split_user_table
+from ._protocol import GAMMAS, _gamma_labels, split_user_table
 
 
 def per_model_mae(per_user: pd.DataFrame, *, truth: str = "MAR truth") -> pd.DataFrame:
@@ -45,7 +45,8 @@ def per_model_mae(per_user: pd.DataFrame, *, truth: str = "MAR truth") -> pd.Dat
     Raises
     ------
     ValueError
-        If ``per_user`` lacks a column or has no rows for ``truth``.
+        If ``per_user`` lacks a column, holds a value that is not a finite number or a user's
+        row twice, has no rows for ``truth``, or a model has no user with every estimate.
 
     See Also
     --------
@@ -60,13 +61,18 @@ def per_model_mae(per_user: pd.DataFrame, *, truth: str = "MAR truth") -> pd.Dat
     {('recall', 'm'): {'AOA': 0.5, 'users': 2}}
     """
     check_frame(per_user, "per_user", ["model", "metric", "estimator", "user", "value"])
+    check_column_name(truth, "truth")
     check_unique_rows(per_user, "per_user", ["model", "metric", "estimator", "user"])
+    check_finite_column(per_user, "per_user", "value")
     if not (per_user["estimator"] == truth).any():
         raise ValueError(f"per_user has no rows for the truth estimator {truth!r}")
     order = [e for e in dict.fromkeys(per_user["estimator"]) if e != truth]
     rows = []
     for (metric, model), part in per_user.groupby(["metric", "model"], sort=False):
         wide = part.pivot(index="user", columns="estimator", values="value").dropna()
+        if wide.empty:
+            raise ValueError(f"per_user: model {model!r} ({metric}) has no user with a value of "
+                             "every estimator, the truth included: its MAE would be NaN")
         row = {"metric": metric, "model": model, "users": len(wide)}
         row.update({e: float((wide[e] - wide[truth]).abs().mean()) for e in order})
         rows.append(row)
@@ -101,7 +107,8 @@ def mae_over_splits(models: Mapping[str, Any], data: FeedbackData, *, seeds: Seq
     Raises
     ------
     ValueError
-        If ``seeds`` is empty, ``data`` has no MAR part, ``train_share`` is not in (0, 1), or
+        If ``seeds`` is empty or repeats a seed, ``gammas`` holds a number not above -1 (or
+        two with one label), ``data`` has no MAR part, ``train_share`` is not in (0, 1), or
         on any error of the steps above.
 
     See Also
@@ -117,12 +124,10 @@ def mae_over_splits(models: Mapping[str, Any], data: FeedbackData, *, seeds: Seq
     >>> out["seed"].tolist(), list(out.columns[:4])
     ([0, 1], ['seed', 'metric', 'model', 'AOA'])
     """
-    seeds = [check_int(s, "seeds", low=0) for s in seeds]
-    if not seeds:
-        raise ValueError("seeds must hold at least one seed")
+    seeds = check_seeds(seeds)
     if getattr(data, "mar", None) is None:
         raise ValueError("data must have randomly exposed (mar) feedback as the truth")
-    labels = {f"SNIPS γ={g:.1f}": g for g in np.atleast_1d(gammas).tolist()}
+    labels = _gamma_labels(gammas)
     frames, cached = [], []
     for seed in seeds:
         users = split_user_table(models, data, seed=seed, gammas=labels, metrics=metrics, k=k,
