@@ -489,6 +489,28 @@ MORE_CASES = [
     ("authors_split_table grid_models", lambda: yang2018.authors_split_table(
         {"m": rb.models.PosPop()}, rb.simulate(20, 10, seed=0, mean_ratings_per_user=3), seed=0,
         grid_models=["other"]), "grid_models"),
+    ("authors_split_table grid_models text", lambda: yang2018.authors_split_table(
+        {"m": rb.models.PosPop()}, rb.simulate(20, 10, seed=0, mean_ratings_per_user=3), seed=0,
+        grid_models="m"), "grid_models"),
+    ("authors_split_table grid not readings", lambda: yang2018.authors_split_table(
+        {"m": rb.models.PosPop()}, rb.simulate(20, 10, seed=0, mean_ratings_per_user=3), seed=0,
+        grid=["grid: sampled / full"], grid_models=["m"]), "grid"),
+    ("Reading name empty", lambda: yang2018.Reading(" "), "name"),
+    ("Reading n_negatives negative", lambda: yang2018.Reading("x", n_negatives=-1), "n_negatives"),
+    ("grid_name not a Reading", lambda: yang2018.grid_name("slides' reading"), "reading"),
+    ("grid_table grid not readings", lambda: yang2018.grid_table(Y_GRID_ROWS, grid=["x"]), "grid"),
+    ("grid_table grid text", lambda: yang2018.grid_table(Y_GRID_ROWS, grid="x"), "grid"),
+    ("grid_search level negative", lambda: yang2018.grid_search(T, level=-0.1), "level"),
+    ("grid_search paper not a frame", lambda: yang2018.grid_search(Y_GRID, paper=[0.4]), "paper"),
+    ("grid_search paper lacks a model", lambda: yang2018.grid_search(
+        Y_GRID, paper=yang2018.PAPER_MAE_RECALL.drop(index="PMF")), "paper"),
+    ("grid_family not a frame", lambda: yang2018.grid_family([1]), "search"),
+    ("direction_test readings empty", lambda: yang2018.direction_test(Y_DIR, readings=[]),
+     "readings"),
+    ("direction_test reading absent", lambda: yang2018.direction_test(Y_DIR, readings=["x"]),
+     "readings"),
+    ("direction_test metric", lambda: yang2018.direction_test(Y_DIR, readings=["r"],
+                                                              metric="ndcg"), "metric"),
     # --- Wang
     ("paper_random_split share", lambda: wang2025.paper_random_split(RAND, seed=0,
                                                                      test_share=1.0), "test_share"),
@@ -574,6 +596,15 @@ Y_COUNTS = np.bincount(Y_TRAIN["item"], minlength=30)
 _TERMS = pd.MultiIndex.from_tuples([("recall", "AOA")], names=["metric", "estimator"])
 Y_EST = pd.DataFrame([[1.0], [0.0]], index=[0, 1], columns=_TERMS)
 Y_TRU = pd.DataFrame([[0.0], [0.5]], index=[1, 2], columns=_TERMS)
+Y_GRID_ROWS = pd.DataFrame({"seed": 0, "model": "m", "reading": [yang2018.reading_grid()[0].name],
+                            "draw": 0, "metric": "recall", "estimator": "AOA",
+                            "quantity": "mae", "value": 0.1})
+Y_GRID = pd.DataFrame([{"seed": 0, "metric": "recall", "estimate": "sampled", "truth": "full",
+                        "k": 10, "k_truth": 10, "users": "own", "mae": "aggregate", "draws": 5,
+                        "model": "PMF (authors)", "AOA estimate": 0.42, "AOA truth": 0.04,
+                        "MAE: AOA": 0.38, "MAE: SNIPS γ=2.0": 0.27}])
+Y_DIR = pd.DataFrame({"seed": [0, 0], "model": "m", "reading": "r", "draw": 0, "metric": "recall",
+                      "estimator": "AOA", "quantity": ["estimate", "truth"], "value": [0.4, 0.1]})
 Y_RUNS = pd.DataFrame({"seed": [0, 1], "model": "m", "reading": "r", "draw": 0,
                        "metric": "recall", "estimator": "AOA", "quantity": "mae", "users": 5,
                        "value": [0.1, 0.3]})
@@ -694,6 +725,8 @@ REPLICATION_CASES = [
     ("user_terms gamma NaN", lambda: _terms(gammas={"g": np.nan}), "gammas"),
     ("user_terms gamma text", lambda: _terms(gammas={"g": "2"}), "gammas"),
     ("user_terms gamma below -1", lambda: _terms(gammas={"g": -2.0}), "gammas"),
+    ("user_terms outside text", lambda: _terms(outside="yes"), "outside"),
+    ("evaluate_readings candidates list", lambda: _readings(candidates=[]), "candidates"),
     ("user_terms gammas list", lambda: _terms(gammas=[2.0]), "gammas"),
     ("user_terms negative counts", lambda: _terms(counts=Y_COUNTS - 1), "counts"),
     ("user_terms fractional counts", lambda: _terms(counts=Y_COUNTS + 0.5), "counts"),

@@ -130,18 +130,18 @@ def _check_counts(counts: Any, n_items: int) -> np.ndarray:
     return np.asarray(counts)
 
 
-def _check_readings(readings: Any) -> list["Reading"]:
+def _check_readings(readings: Any, name: str = "readings") -> list["Reading"]:
     """A non-empty sequence of :class:`Reading` with distinct names (each labels its rows)."""
     if isinstance(readings, (Reading, str, bytes)) or not isinstance(readings, Iterable):
-        raise ValueError(f"readings must be a sequence of Reading, got {readings!r:.60}")
+        raise ValueError(f"{name} must be a sequence of Reading, got {readings!r:.60}")
     readings = list(readings)
     bad = [r for r in readings if not isinstance(r, Reading)]
     if bad or not readings:
-        raise ValueError(f"readings must be a non-empty sequence of Reading (e.g. LADDER), got "
+        raise ValueError(f"{name} must be a non-empty sequence of Reading (e.g. LADDER), got "
                          f"{bad[0] if bad else readings!r:.60}")
     names = [r.name for r in readings]
     if len(set(names)) != len(names):
-        raise ValueError(f"readings has two readings named alike, got {names}: their rows would "
+        raise ValueError(f"{name} has two readings named alike, got {names}: their rows would "
                          "be merged")
     return readings
 

@@ -25,8 +25,8 @@ from collections.abc import Iterable, Mapping, MutableMapping, Sequence
 import numpy as np
 import pandas as pd
 
-from ..._validation import check_frame, check_names, check_real
-from ._authors import Reading, _reading_draws, _reading_sides, _side_terms
+from ..._validation import check_choice, check_frame, check_names, check_real
+from ._authors import Reading, _check_readings, _reading_draws, _reading_sides, _side_terms
 from ._readings import AUTHORS, SLIDES, reading_grid
 
 #: The slides' model names -> the stored run's (yang2018.authors_models).
@@ -106,7 +106,8 @@ def grid_table(rows: pd.DataFrame, *, grid: Sequence[Reading] | None = None) -> 
     Raises
     ------
     ValueError
-        If ``rows`` lacks a column or holds no reading of the grid.
+        If ``rows`` lacks a column or holds no reading of the grid, or ``grid`` is not a
+        non-empty sequence of :class:`Reading` with distinct names.
 
     Examples
     --------
@@ -122,7 +123,7 @@ def grid_table(rows: pd.DataFrame, *, grid: Sequence[Reading] | None = None) -> 
     """
     rows = check_frame(rows, "rows", ["seed", "model", "reading", "draw", "metric", "estimator",
                                       "quantity", "value"])
-    grid = reading_grid() if grid is None else grid
+    grid = reading_grid() if grid is None else _check_readings(grid, "grid")
     fields = pd.DataFrame([{"reading": r.name, **{f: getattr(r, f) for f in GRID_KEY}}
                            for r in grid])
     fields["k_truth"] = fields["k_truth"].fillna(fields["k"]).astype(int)
@@ -179,7 +180,9 @@ def grid_search(grid: pd.DataFrame, *, paper: pd.DataFrame | None = None, level:
     Raises
     ------
     ValueError
-        If ``grid`` lacks a column or holds no slide model, or on a bad ``level`` / ``cut``.
+        If ``grid`` lacks a column or holds no slide model, ``paper`` is not a table of the
+        slides' models with an ``AOA`` column and one per SNIPS column of ``grid``, or on a
+        bad ``level`` / ``cut``.
 
     Examples
     --------
@@ -202,6 +205,13 @@ def grid_search(grid: pd.DataFrame, *, paper: pd.DataFrame | None = None, level:
     if part.empty:
         raise ValueError(f"grid holds none of the slides' models ({', '.join(ours)})")
     snips = [c for c in part.columns if c.startswith("MAE: SNIPS")]
+    if not isinstance(paper, pd.DataFrame):
+        raise ValueError(f"paper must be a DataFrame (the slides' table), got "
+                         f"{type(paper).__name__}")
+    missing = sorted(set(part["model"]) - set(paper.index)) + sorted(
+        {"AOA", *(c[len("MAE: "):] for c in snips)} - set(paper.columns))
+    if missing:
+        raise ValueError(f"paper lacks rows or columns the grid needs: {missing}")
     key = ["metric", *GRID_KEY, "model"]
     means = part.groupby(key, sort=False)[["AOA estimate", "AOA truth", "MAE: AOA", *snips]].mean()
     splits = part.groupby(key, sort=False)["seed"].nunique()
@@ -283,8 +293,8 @@ def direction_test(table: pd.DataFrame, *, readings: Sequence[str] = (AUTHORS.na
     Raises
     ------
     ValueError
-        If ``table`` lacks a column, ``readings`` is not a list of names, or a reading has
-        no rows.
+        If ``table`` lacks a column, ``readings`` is not a list of names, ``metric`` is not
+        ``"recall"`` or ``"auc"``, or a reading has no rows.
 
     Examples
     --------
@@ -297,6 +307,7 @@ def direction_test(table: pd.DataFrame, *, readings: Sequence[str] = (AUTHORS.na
     table = check_frame(table, "table", ["seed", "model", "reading", "draw", "metric",
                                          "estimator", "quantity", "value"])
     readings = check_names(readings, "readings")
+    metric = check_choice(metric, "metric", ("recall", "auc"))
     part = table[table["reading"].isin(readings) & (table["metric"] == metric)
                  & (table["estimator"] == "AOA") & table["quantity"].isin(["estimate", "truth"])]
     missing = sorted(set(readings) - set(part["reading"]))

@@ -121,12 +121,13 @@ LADDER: tuple[Reading, ...] = (
 #: The reading the slides' numbers imply (see the module docstring): found by a grid search
 #: on BPR and PMF, checked on U-CML and A-CML.
 SLIDES = Reading("slides' reading", truth="full", k=10)
-#: From the authors' protocol to the slides' reading, one change at a time: the MAR side's
-#: candidates, then the cut-off (both sides).
+#: From the authors' protocol to the slides' reading, one choice at a time: the MAR side's
+#: candidates, then the MNAR side's cut-off, then the MAR side's.
 SLIDES_LADDER: tuple[Reading, ...] = (
     AUTHORS,
     Reading("+ MAR candidates: every item without a training pair (K = 1)", truth="full"),
-    SLIDES,
+    Reading("+ K = 10 on the MNAR side (MAR side K = 1)", truth="full", k=10, k_truth=1),
+    SLIDES,  # + K = 10 on the MAR side
 )
 #: :data:`SLIDES` and the truths that fit the slides about as well (one change each).
 SLIDES_FAMILY: tuple[Reading, ...] = (
@@ -145,9 +146,11 @@ SLIDES_FAMILY: tuple[Reading, ...] = (
 SLIDES_NEGATIVES: tuple[Reading, ...] = tuple(
     dataclasses.replace(SLIDES, name=f"slides' reading, {n} negatives for every model",
                         n_negatives=n) for n in (200, 300))
-#: Every named reading, as the stored full-scale run holds them (each once, in this order).
+#: Every named reading the stored full-scale run holds for every model (each once, in this
+#: order). The ladder to the slides' reading is there up to its last two steps; they are
+#: grid readings (:func:`reading_grid`), stored for the slides' four models in the grid file.
 READINGS: tuple[Reading, ...] = tuple(dict.fromkeys(
-    LADDER + SLIDES_LADDER + SLIDES_FAMILY + SLIDES_NEGATIVES))
+    LADDER + SLIDES_LADDER[:2] + SLIDES_FAMILY + SLIDES_NEGATIVES))
 
 #: The grid's choices: MNAR and MAR candidates, the cut-offs of each side, users and MAE.
 GRID_CHOICES = {"estimate": ("sampled", "full"), "truth": TRUTHS, "k": (1, 5, 10, 20),
@@ -159,11 +162,18 @@ GRID_CHOICES = {"estimate": ("sampled", "full"), "truth": TRUTHS, "k": (1, 5, 10
 def grid_name(reading: Reading) -> str:
     """The label of a grid reading, spelled from its fields (``grid: ...``).
 
+    Raises
+    ------
+    ValueError
+        If ``reading`` is not a :class:`Reading`.
+
     Examples
     --------
     >>> grid_name(SLIDES)
     'grid: sampled / full, K 10 / 10, own users, aggregate MAE'
     """
+    if not isinstance(reading, Reading):
+        raise ValueError(f"reading must be a Reading, got {reading!r:.60}")
     k_truth = reading.k if reading.k_truth is None else reading.k_truth
     return (f"grid: {reading.estimate} / {reading.truth}, K {reading.k} / {k_truth}, "
             f"{reading.users} users, {reading.mae} MAE")

@@ -192,7 +192,7 @@ def authors_split_table(models: Mapping[str, Any], data: FeedbackData, *, seed: 
             or not set(grid_models) <= set(models)):
         raise ValueError(f"grid_models must be a collection of names of models, got "
                          f"{grid_models!r:.60}")
-    grid = () if isinstance(grid, (tuple, list)) and not grid else _check_readings(grid)
+    grid = () if isinstance(grid, (tuple, list)) and not grid else _check_readings(grid, "grid")
     train, val, truth = authors_split(data, seed=seed, val_share=val_share)
     candidates: dict = {}  # the sampled candidate sets of this split, drawn once for all models
     frames = []
