@@ -325,6 +325,40 @@ def test_yang2018_subsample_recomputes_to_1e12(monkeypatch):
                           values=values)
 
 
+def test_yang2018_stored_grid_holds_every_reading_once_and_agrees_with_the_named_file():
+    """The grid file: every reading of yang2018.reading_grid once per split, slide model and
+    metric (AUC once per cut-off-free reading), the draws each mean is over, and its rows of
+    the named readings equal to the named file's means over the draws (the two files of one
+    run, written from one table)."""
+    from replicate import YANG
+
+    from recbias_tutorial.replications import yang2018
+    from recbias_tutorial.replications.yang2018._grid import GRID_KEY
+
+    tables, provenance = course.stored_results(RESULTS / "yang2018")
+    named, grid = tables["yahoo_r3"], tables["yahoo_r3_grid"]
+    assert not grid.duplicated(["seed", "model", "metric", *GRID_KEY]).any()
+    per = grid.groupby(["seed", "model", "metric"]).size().unstack("metric")
+    n = len(yang2018.reading_grid())
+    assert (per["recall"] == n).all()
+    assert (per["auc"] == n // (len(yang2018.GRID_CHOICES["k"]) ** 2)).all()
+    assert len(per) == len(provenance["protocol"]["seeds"]) * len(yang2018.SLIDE_MODELS)
+    sampled = (grid["estimate"] == "sampled") | (grid["truth"] == "sampled")
+    assert (grid.loc[sampled, "draws"] == len(YANG["draws"])).all()
+    assert (grid.loc[~sampled, "draws"] == 1).all()
+    for reading in (yang2018.AUTHORS, yang2018.SLIDES):
+        fields = {f: getattr(reading, f) for f in GRID_KEY}
+        fields["k_truth"] = reading.k if reading.k_truth is None else reading.k_truth
+        g = grid[np.logical_and.reduce([grid[f] == v for f, v in fields.items()])
+                 & (grid["metric"] == "recall")].set_index(["seed", "model"])["MAE: AOA"]
+        m = named[(named["reading"] == reading.name) & (named["metric"] == "recall")
+                  & (named["estimator"] == "AOA") & (named["quantity"] == "mae")
+                  & named["model"].isin(list(yang2018.SLIDE_MODELS.values()))]
+        m = m.groupby(["seed", "model"])["value"].mean()
+        np.testing.assert_allclose(g.sort_index(), m.sort_index(), rtol=0, atol=1e-12,
+                                   err_msg=reading.name)
+
+
 def test_wang2025_subsample_recomputes_to_1e12(monkeypatch):
     """Every trainer of one seed (its split, the paper's and the course's fits, the whole
     convention ladder, how the paper's trainers stopped), from scratch."""
