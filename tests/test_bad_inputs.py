@@ -505,6 +505,11 @@ MORE_CASES = [
     ("grid_search paper lacks a model", lambda: yang2018.grid_search(
         Y_GRID, paper=yang2018.PAPER_MAE_RECALL.drop(index="PMF")), "paper"),
     ("grid_family not a frame", lambda: yang2018.grid_family([1]), "search"),
+    ("grid_rows missing column", lambda: yang2018.grid_rows(T, yang2018.SLIDES), "table"),
+    ("grid_rows not a Reading", lambda: yang2018.grid_rows(Y_GRID, "slides' reading"), "reading"),
+    ("grid_rows n_negatives", lambda: yang2018.grid_rows(Y_GRID, yang2018.SLIDES_NEGATIVES[-1]),
+     "n_negatives"),
+    ("grid_rows reading absent", lambda: yang2018.grid_rows(Y_GRID, yang2018.AUTHORS), "reading"),
     ("direction_test readings empty", lambda: yang2018.direction_test(Y_DIR, readings=[]),
      "readings"),
     ("direction_test reading absent", lambda: yang2018.direction_test(Y_DIR, readings=["x"]),

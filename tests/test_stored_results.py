@@ -347,10 +347,7 @@ def test_yang2018_stored_grid_holds_every_reading_once_and_agrees_with_the_named
     assert (grid.loc[sampled, "draws"] == len(YANG["draws"])).all()
     assert (grid.loc[~sampled, "draws"] == 1).all()
     for reading in (yang2018.AUTHORS, yang2018.SLIDES):
-        fields = {f: getattr(reading, f) for f in GRID_KEY}
-        fields["k_truth"] = reading.k if reading.k_truth is None else reading.k_truth
-        g = grid[np.logical_and.reduce([grid[f] == v for f, v in fields.items()])
-                 & (grid["metric"] == "recall")].set_index(["seed", "model"])["MAE: AOA"]
+        g = yang2018.grid_rows(grid, reading).set_index(["seed", "model"])["MAE: AOA"]
         m = named[(named["reading"] == reading.name) & (named["metric"] == "recall")
                   & (named["estimator"] == "AOA") & (named["quantity"] == "mae")
                   & named["model"].isin(list(yang2018.SLIDE_MODELS.values()))]

@@ -35,7 +35,8 @@ by their error against the truth. This module runs that comparison for any set o
   :data:`READINGS` (every named reading, as stored); **found by searching**
   :func:`reading_grid` against the slides with BPR and PMF (:data:`SEARCH_MODELS`) and checked
   on U-CML and A-CML (:data:`CHECK_MODELS`): :func:`grid_table`, :func:`grid_search`,
-  :func:`grid_family`; :func:`direction_test` (over- or under-estimation, run by run).
+  :func:`grid_family`, :func:`grid_rows`; :func:`direction_test` (over- or
+  under-estimation, run by run).
 
 The exponent :math:`\gamma` is, in the paper, the popularity exponent of the serving policy,
 :math:`P^{\text{select}}_i \propto (n^*_i)^\gamma` (Steck 2011), "estimated from known online
@@ -56,7 +57,7 @@ from ._authors import (Reading, authors_split, evaluate_readings, reading_rows,
                        sampled_candidates, user_terms)
 from ._extensions import agreement_table, course_models, estimate_models, summarise
 from ._grid import (CHECK_MODELS, SEARCH_MODELS, SLIDE_MODELS, direction_test, grid_family,
-                    grid_search, grid_table)
+                    grid_rows, grid_search, grid_table)
 from ._readings import GRID_CHOICES, grid_name, reading_grid
 from ._protocol import same_users, snips_protocols, split_user_table, user_table
 from ._runs import (authors_models, authors_split_table, mae_summary, pmf_training,
@@ -67,10 +68,11 @@ __all__ = ["AUTHORS", "CHECK_MODELS", "COURSE", "GAMMAS", "GRID_CHOICES", "LADDE
            "PAPER_MAE_RECALL", "READINGS", "Reading", "SEARCH_MODELS", "SLIDES", "SLIDES_FAMILY",
            "SLIDES_LADDER", "SLIDES_NEGATIVES", "SLIDE_MODELS", "agreement_table", "authors_models",
            "authors_split", "authors_split_table", "course_models", "direction_test",
-           "estimate_models", "evaluate_readings", "grid_family", "grid_name", "grid_search",
-           "grid_table", "mae_over_splits", "mae_summary", "per_model_mae", "pmf_training",
-           "reading_grid", "reading_rows", "same_users", "sampled_candidates", "snips_protocols",
-           "snips_reduction", "split_user_table", "summarise", "user_table", "user_terms"]
+           "estimate_models", "evaluate_readings", "grid_family", "grid_name", "grid_rows",
+           "grid_search", "grid_table", "mae_over_splits", "mae_summary", "per_model_mae",
+           "pmf_training", "reading_grid", "reading_rows", "same_users", "sampled_candidates",
+           "snips_protocols", "snips_reduction", "split_user_table", "summarise", "user_table",
+           "user_terms"]
 
 #: The sensitivity grid of the popularity exponent gamma used by the paper.
 GAMMAS: tuple[float, ...] = _proto.GAMMAS

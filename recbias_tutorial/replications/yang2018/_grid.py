@@ -27,7 +27,7 @@ import pandas as pd
 
 from ..._validation import check_choice, check_frame, check_names, check_real
 from ._authors import Reading, _check_readings, _reading_draws, _reading_sides, _side_terms
-from ._readings import AUTHORS, SLIDES, reading_grid
+from ._readings import AUTHORS, SLIDES, grid_name, reading_grid
 
 #: The slides' model names -> the stored run's (yang2018.authors_models).
 SLIDE_MODELS = {"U-CML": "U-CML", "A-CML": "A-CML", "BPR": "BPR (authors)",
@@ -145,6 +145,54 @@ def grid_table(rows: pd.DataFrame, *, grid: Sequence[Reading] | None = None) -> 
     values = ["AOA estimate", "AOA truth"] + sorted(
         (c for c in wide.columns if c.startswith("MAE: ")), key=lambda c: (c != "MAE: AOA", c))
     return wide[["seed", "model", "metric"] + GRID_KEY + ["draws"] + values].reset_index(drop=True)
+
+
+def grid_rows(table: pd.DataFrame, reading: Reading) -> pd.DataFrame:
+    """The Recall rows of a grid table that hold one reading (the fields of :data:`GRID_KEY`).
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        :func:`grid_table` or :func:`grid_search` (or any table with ``metric`` and the
+        :data:`GRID_KEY` columns).
+    reading : Reading
+        A reading of :func:`reading_grid`'s kind: the authors' negative counts
+        (``n_negatives`` None); its name is not looked at.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The rows of ``table`` whose metric is ``recall`` and whose fields are the reading's
+        (``k_truth`` spelled out: None means ``k``).
+
+    Raises
+    ------
+    ValueError
+        If ``table`` lacks a column, ``reading`` is not a :class:`Reading` or sets
+        ``n_negatives`` (the grid keeps the authors' counts), or no row holds it.
+
+    Examples
+    --------
+    >>> cols = {"metric": "recall", "estimate": "sampled", "truth": "full", "k": 10,
+    ...         "k_truth": 10, "users": "own", "mae": "aggregate"}
+    >>> t = pd.DataFrame([{**cols, "v": 1}, {**cols, "truth": "mar", "v": 2}])
+    >>> grid_rows(t, SLIDES)["v"].tolist()
+    [1]
+    """
+    table = check_frame(table, "table", ["metric", *GRID_KEY])
+    if not isinstance(reading, Reading):
+        raise ValueError(f"reading must be a Reading, got {reading!r:.60}")
+    if reading.n_negatives is not None:
+        raise ValueError(f"reading sets n_negatives={reading.n_negatives}: the grid keeps the "
+                         "authors' negative counts")
+    fields = {f: getattr(reading, f) for f in GRID_KEY}
+    fields["k_truth"] = reading.k if reading.k_truth is None else reading.k_truth
+    mask = np.logical_and.reduce([table[f] == v for f, v in fields.items()])
+    out = table[mask & (table["metric"] == "recall")]
+    if out.empty:
+        raise ValueError(f"table holds no Recall row of the reading {reading.name!r} "
+                         f"({grid_name(reading)})")
+    return out
 
 
 def grid_search(grid: pd.DataFrame, *, paper: pd.DataFrame | None = None, level: float = 0.05,
