@@ -16,7 +16,7 @@ import pytest
 
 import recbias_tutorial as rb
 from recbias_tutorial.replications import yang2018
-from recbias_tutorial.replications.yang2018 import _authors
+from recbias_tutorial.replications.yang2018 import _sides
 from recbias_tutorial.replications.yang2018._grid import _grid_rows
 
 FIELDS = [f.name for f in dataclasses.fields(yang2018.Reading) if f.name != "name"]
@@ -163,11 +163,11 @@ def test_the_test_scripts_sampled_truth_is_evaluate_partial(world, monkeypatch):
     """``_sample_negatives`` among the items outside train, test_pos and test_neg, then the
     positives appended, ``eq``'s formulas on the whole list (the 200 are not cut off)."""
     data, train, val, truth, scores = world
-    monkeypatch.setattr(_authors, "TEST_NEGATIVES", 5)
+    monkeypatch.setattr(_sides, "TEST_NEGATIVES", 5)
     mar_pos = truth[truth["rating"] >= data.threshold]
     seen = np.zeros((data.n_users, data.n_items), bool)
     seen[train["user"], train["item"]] = True
-    cand, pos, outside = _authors._truth_candidates(
+    cand, pos, outside = _sides._truth_candidates(
         "sampled", seen, train, val, truth, mar_pos, n_items=data.n_items, seed=[0, 0, 1])
     assert not outside and pos is mar_pos
     for u in range(data.n_users):

@@ -53,13 +53,13 @@ import pandas as pd
 from . import _protocol as _proto
 from . import _authors as _authors
 from . import _readings as _readings
-from ._authors import (Reading, authors_split, evaluate_readings, reading_rows,
-                       sampled_candidates, user_terms)
+from ._authors import Reading, authors_split, reading_rows, sampled_candidates, user_terms
 from ._extensions import agreement_table, course_models, estimate_models, summarise
 from ._grid import (CHECK_MODELS, SEARCH_MODELS, SLIDE_MODELS, direction_test, grid_family,
                     grid_rows, grid_search, grid_table)
 from ._readings import GRID_CHOICES, grid_name, reading_grid
 from ._protocol import same_users, snips_protocols, split_user_table, user_table
+from ._sides import evaluate_readings
 from ._runs import (authors_models, authors_split_table, mae_summary, pmf_training,
                     snips_reduction)
 from ._tables import mae_over_splits, per_model_mae

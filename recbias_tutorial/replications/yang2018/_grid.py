@@ -26,7 +26,8 @@ import numpy as np
 import pandas as pd
 
 from ..._validation import check_choice, check_frame, check_names, check_real
-from ._authors import Reading, _check_readings, _reading_draws, _reading_sides, _side_terms
+from ._authors import Reading, _check_readings
+from ._sides import _reading_draws, _reading_sides, _side_terms
 from ._readings import AUTHORS, SLIDES, grid_name, reading_grid
 
 #: The slides' model names -> the stored run's (yang2018.authors_models).

@@ -20,10 +20,10 @@ from ..._params import Interval, Options, Seed, declare
 from ..._validation import (as_generator, check_feedback, check_finite_column, check_frame,
                             check_int, check_mapping, check_seeds, check_unique_rows, seed_int)
 from ...data import FeedbackData
-from ._authors import (LADDER, Reading, _check_readings, _pair_mask, authors_split,
-                       evaluate_readings)
+from ._authors import LADDER, Reading, _check_readings, _pair_mask, authors_split
 from ._grid import _grid_rows
 from ._protocol import GAMMAS, _gamma_labels
+from ._sides import evaluate_readings
 
 
 @declare(n_items=Interval(int, 1), seed=Seed())
