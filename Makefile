@@ -39,9 +39,9 @@ notebooks: $(STAMP)
 ## then every chapter opened in JupyterLab and run (Run All) as a student does, then the wheel in a
 ## fresh virtual environment running every chapter and homework notebook alone in an empty folder
 test: $(STAMP)
-	$(BIN)/python -m pytest -q $(XDIST) --ignore=tests/test_site.py --ignore=tests/test_browser.py --ignore=tests/test_lab.py --ignore=tests/test_wheel.py
+	$(BIN)/python -m pytest -q $(XDIST) --ignore=tests/test_site.py --ignore=tests/test_browser.py --ignore=tests/test_lab.py --ignore=tests/test_wheel.py --ignore=tests/test_lessons.py
 	$(JB)
-	RECBIAS_REQUIRE_SITE=1 $(BIN)/python -m pytest -q $(XDIST) tests/test_site.py tests/test_browser.py tests/test_lab.py tests/test_wheel.py
+	RECBIAS_REQUIRE_SITE=1 $(BIN)/python -m pytest -q $(XDIST) tests/test_site.py tests/test_lessons.py tests/test_browser.py tests/test_lab.py tests/test_wheel.py
 
 ## make homework: the problem sets of homework/ for otter-grader, in _build/homework: student/<set>/
 ## (notebook + public checks), autograder/<set>.zip (all tests) and solutions/<set>.ipynb

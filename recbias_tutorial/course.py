@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import html
 import importlib.util
+import math
 import os
 import warnings
 from collections.abc import Mapping
@@ -145,7 +146,8 @@ def glue(name: str, value: Any, display: bool = False) -> None:
     name : str
         A Python identifier, e.g. ``"ch2_gap"``; prose quotes it as ``{eval}`ch2_gap```.
     value : number or str
-        numpy scalars become Python ints and floats.
+        A finite number (numpy scalars become Python ints and floats), a bool or a string:
+        what the prose quotes.
     display : bool
         Must be False (published values never show where they are computed).
 
@@ -156,7 +158,8 @@ def glue(name: str, value: Any, display: bool = False) -> None:
     Raises
     ------
     ValueError
-        If ``name`` is not an identifier (or is a Python keyword) or ``display`` is true.
+        If ``name`` is not an identifier (or is a Python keyword), ``value`` is not a finite
+        number, a bool or a string (NaN, an array, a frame), or ``display`` is true.
 
     See Also
     --------
@@ -170,6 +173,12 @@ def glue(name: str, value: Any, display: bool = False) -> None:
     if display:
         raise ValueError("display must be False: published values are quoted by the prose")
     value = _plain(value)
+    # a NaN or an array would reach the prose as "nan" or as a repr: never a silent number
+    if not isinstance(value, (str, bool, int, float)):
+        raise ValueError(f"value of {name!r} must be a number or a string, got "
+                         f"{type(value).__name__}")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError(f"value of {name!r} must be finite, got {value}")
     shell = _kernel()
     if shell is not None:
         if _building_site() or importlib.util.find_spec("myst_nb") is not None:

@@ -555,29 +555,17 @@ def estimate_slider(frame: pd.DataFrame, *, param: str, value: str, y: str,
     missing = [c for c in (param, value, y, *references) if c not in frame.columns]
     if missing:
         raise ValueError(f"frame is missing column(s) {missing}")
-    grid = np.unique(frame[param].to_numpy(dtype=float))
-    if grid.size < 2:
-        raise ValueError(f"the grid of {param!r} needs at least two values, got {grid.tolist()}")
-    steps = np.diff(grid)
-    if not np.allclose(steps, steps[0], rtol=1e-6, atol=1e-9):
-        raise ValueError(f"the grid of {param!r} must be evenly spaced, got {grid.tolist()}")
-    start = float(grid[0]) if start is None else float(start)
-    if not np.isclose(grid, start).any():
-        raise ValueError(f"start must be a value of the grid of {param!r}, got {start}")
+    slider, on_grid = _grid_slider(frame[param].to_numpy(), param, start=start,
+                                   title=param_title)
     for ref in references:
         if (frame.groupby(y)[ref].nunique(dropna=False) > 1).any():
             raise ValueError(f"reference {ref!r} must not vary with {param!r}")
-    step = float(steps[0])
-    name = "slider_" + "".join(ch if ch.isascii() and ch.isalnum() else "_" for ch in param)
-    slider = alt.param(name=name, value=start, bind=alt.binding_range(
-        min=float(grid[0]), max=float(grid[-1]), step=step, name=f"{param_title or param} "))
     # plain internal field names: Vega-Lite reads "." and "[" in a field name as a path
     wide = pd.DataFrame({"row": frame[y].astype(str).to_numpy(),
                          "param": frame[param].to_numpy(dtype=float),
                          "estimate": frame[value].to_numpy(dtype=float),
                          **{f"ref{i}": frame[r].to_numpy(dtype=float)
                             for i, r in enumerate(references)}})
-    on_grid = f"abs(datum.param - {name}) < {step / 2}"
     names = {"estimate": label, **{f"ref{i}": r for i, r in enumerate(references)}}
     long = wide.melt(id_vars=["row", "param"], value_vars=list(names), var_name="series",
                      value_name="x")
@@ -589,16 +577,9 @@ def estimate_slider(frame: pd.DataFrame, *, param: str, value: str, y: str,
     scale = alt.Scale(domain=[lo - pad, hi + pad])
     x_title = value_title or value
     y_enc = alt.Y("row:N", title=None, sort=order)
-    legend_order = [label, *references]
-    points = alt.Chart(long).transform_filter(on_grid).mark_point(
-        filled=True, size=90, opacity=0.9).encode(
-        x=alt.X("x:Q", title=x_title, scale=scale), y=y_enc,
-        # one legend for both channels: the same field, title and domain (a sort would split it)
-        color=alt.Color("series:N", title=None, scale=alt.Scale(domain=legend_order)),
-        shape=alt.Shape("series:N", title=None, scale=alt.Scale(domain=legend_order)),
-        tooltip=[alt.Tooltip("row:N", title=y), alt.Tooltip("series:N", title="series"),
-                 alt.Tooltip("param:Q", format=".2f", title=param_title or param),
-                 alt.Tooltip("x:Q", format=".4f", title=x_title)])
+    points = _grid_points(long, on_grid, x=alt.X("x:Q", title=x_title, scale=scale), y=y_enc,
+                          order=[label, *references], size=90,
+                          titles=(y, "series", param_title or param, x_title))
     layers = [points]
     if references:
         rule = alt.Chart(wide).transform_filter(on_grid).mark_rule(
@@ -619,6 +600,36 @@ def _grid_step(values: np.ndarray, name: str) -> float:
     if not np.allclose(steps, steps[0], rtol=1e-6, atol=1e-9):
         raise ValueError(f"the grid of {name!r} must be evenly spaced, got {grid.tolist()}")
     return float(steps[0])
+
+
+def _grid_slider(values: np.ndarray, name: str, *, start: float | None,
+                 title: str | None) -> tuple[alt.Parameter, str]:
+    """A range slider over an evenly spaced grid (starting at ``start``, default its smallest
+    value) and the filter expression that keeps a row's ``param`` at the slider's value."""
+    step = _grid_step(values, name)
+    grid = np.unique(values.astype(float))
+    start = float(grid[0]) if start is None else float(start)
+    if not np.isclose(grid, start).any():
+        raise ValueError(f"start must be a value of the grid of {name!r}, got {start}")
+    key = "slider_" + "".join(ch if ch.isascii() and ch.isalnum() else "_" for ch in name)
+    slider = alt.param(name=key, value=start, bind=alt.binding_range(
+        min=float(grid[0]), max=float(grid[-1]), step=step, name=f"{title or name} "))
+    return slider, f"abs(datum.param - {key}) < {step / 2}"
+
+
+def _grid_points(data: pd.DataFrame, on_grid: str, *, x: alt.X, y: alt.Y, order: list,
+                 size: int, titles: tuple[str, str, str, str]) -> alt.Chart:
+    """The dots of every series at the slider's value (columns row, series, param, x)."""
+    row, series, param, value = titles
+    return alt.Chart(data).transform_filter(on_grid).mark_point(
+        filled=True, size=size, opacity=0.9).encode(
+        x=x, y=y,
+        # one legend for both channels: the same field, title and domain (a sort would split it)
+        color=alt.Color("series:N", title=None, scale=alt.Scale(domain=order)),
+        shape=alt.Shape("series:N", title=None, scale=alt.Scale(domain=order)),
+        tooltip=[alt.Tooltip("row:N", title=row), alt.Tooltip("series:N", title=series),
+                 alt.Tooltip("param:Q", format=".2f", title=param),
+                 alt.Tooltip("x:Q", format=".4f", title=value)])
 
 
 def slider_dots(frame: pd.DataFrame, *, param: str, x: str, y: str, series: str,
@@ -677,14 +688,8 @@ def slider_dots(frame: pd.DataFrame, *, param: str, x: str, y: str, series: str,
     missing = [c for c in (param, x, y, series) if c not in frame.columns]
     if missing:
         raise ValueError(f"frame is missing column(s) {missing}")
-    step = _grid_step(frame[param].to_numpy(), param)
-    grid = np.unique(frame[param].to_numpy(dtype=float))
-    start = float(grid[0]) if start is None else float(start)
-    if not np.isclose(grid, start).any():
-        raise ValueError(f"start must be a value of the grid of {param!r}, got {start}")
-    name = "slider_" + "".join(ch if ch.isascii() and ch.isalnum() else "_" for ch in param)
-    slider = alt.param(name=name, value=start, bind=alt.binding_range(
-        min=float(grid[0]), max=float(grid[-1]), step=step, name=f"{param_title or param} "))
+    slider, on_grid = _grid_slider(frame[param].to_numpy(), param, start=start,
+                                   title=param_title)
     # plain field names: Vega-Lite reads "." and "[" in a field name as a path
     dots = pd.DataFrame({"row": frame[y].astype(str).to_numpy(),
                          "series": frame[series].astype(str).to_numpy(),
@@ -694,21 +699,13 @@ def slider_dots(frame: pd.DataFrame, *, param: str, x: str, y: str, series: str,
     lo, hi = float(dots["x"].min()), float(dots["x"].max())
     pad = 0.05 * (hi - lo) if hi > lo else 0.05
     scale = alt.Scale(domain=[lo - pad, hi + pad])
-    on_grid = f"abs(datum.param - {name}) < {step / 2}"
     x_title = x_title or x
     y_enc = alt.Y("row:N", title=None, sort=dots["row"].drop_duplicates().tolist())
     rule = alt.Chart(gaps).transform_filter(on_grid).mark_rule(color="gray", strokeWidth=2).encode(
         x=alt.X("min:Q", title=x_title, scale=scale), x2="max:Q", y=y_enc)
-    order = dots["series"].drop_duplicates().tolist()
-    points = alt.Chart(dots).transform_filter(on_grid).mark_point(
-        filled=True, size=110, opacity=0.9).encode(
-        x=alt.X("x:Q", title=x_title, scale=scale), y=y_enc,
-        # one legend for both channels (a scale domain keeps the order; `sort` would split it)
-        color=alt.Color("series:N", title=None, scale=alt.Scale(domain=order)),
-        shape=alt.Shape("series:N", title=None, scale=alt.Scale(domain=order)),
-        tooltip=[alt.Tooltip("row:N", title=y), alt.Tooltip("series:N", title=series),
-                 alt.Tooltip("param:Q", format=".2f", title=param_title or param),
-                 alt.Tooltip("x:Q", format=".4f", title=x_title)])
+    points = _grid_points(dots, on_grid, x=alt.X("x:Q", title=x_title, scale=scale), y=y_enc,
+                          order=dots["series"].drop_duplicates().tolist(), size=110,
+                          titles=(y, series, param_title or param, x_title))
     height = 40 * gaps["row"].nunique() if height is None else height
     return alt.layer(rule, points).add_params(slider).properties(width=width, height=height)
 

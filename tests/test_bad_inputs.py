@@ -586,6 +586,11 @@ MORE_CASES = [
     ("course.table not a frame", lambda: course.table([1, 2]), "frame"),
     ("course.table digits", lambda: course.table(T, digits=-1), "digits"),
     ("glue_values not a mapping", lambda: course.glue_values("x", [1]), "values"),
+    ("glue NaN", lambda: course.glue("x_nan", float("nan")), "value of 'x_nan'"),
+    ("glue numpy inf", lambda: course.glue("x_inf", np.float64(np.inf)), "finite"),
+    ("glue an array", lambda: course.glue("x_arr", np.arange(3)), "value of 'x_arr'"),
+    ("glue a list", lambda: course.glue("x_list", [0.5]), "number or a string"),
+    ("glue_values NaN", lambda: course.glue_values("x", {"gap": np.nan}), "value of 'x_gap'"),
 ]
 
 
