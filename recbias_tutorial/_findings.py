@@ -6,8 +6,10 @@ formatted from the same numbers, so the sentence a reader sees and the check can
 apart; a condition that no longer holds raises :class:`FindingFailed`, which fails the book
 build (a cell error under ``jupyter-book build -W``) with the finding's name and numbers.
 
-The replication report grades each headline number on one fixed scale (:func:`verdict`):
-the paper's value inside our 95% interval, on the same side of a reference value, or not.
+The replication report grades each headline number on one fixed scale (:data:`VERDICTS`),
+with the rule made for its kind of number (:mod:`recbias_tutorial._verdicts`, re-exported
+here): a paper value from one run, a mean over seeds, a contrast, Kendall's τ over a few
+models.
 """
 
 from __future__ import annotations
@@ -17,15 +19,14 @@ import cmath
 import numbers
 import string
 from collections.abc import Mapping
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
-from ._params import Interval, declare
-from ._validation import as_real_array, check_identifier, check_real
+from ._validation import check_identifier
+from ._verdicts import (VERDICTS, ContrastVerdict, TauVerdict, Verdict,  # noqa: F401 (re-exported)
+                        contrast_verdict, mean_verdict, single_run_verdict, tau_verdict, verdict)
 
-#: The verdict scale of the replication report, strongest first.
-VERDICTS: tuple[str, ...] = ("reproduced within our interval", "same direction, other level", "differs")
 
 #: What a condition may call besides the finding's own numbers.
 _ALLOWED_CALLS = {"abs": abs, "min": min, "max": max, "all": all, "any": any, "len": len,
@@ -49,17 +50,6 @@ CONFIRMED: set[str] = set()
 
 class FindingFailed(AssertionError):
     """A finding a page states no longer holds for the numbers it rests on."""
-
-
-class Verdict(NamedTuple):
-    """One headline number graded: the paper's value against ours over seeds or repetitions."""
-
-    verdict: str
-    paper: float
-    mean: float
-    low: float
-    high: float
-    n: int
 
 
 def _plain(value: Any) -> Any:
@@ -241,65 +231,6 @@ def _check_restatement(name: str, text: str, holds: str) -> None:
     raise ValueError(f"name: a finding {name!r} was already stated in this kernel with other "
                      f"words or another condition ({old_text!r}, holds `{old_holds}`); each "
                      "finding needs its own name (restart the kernel if you renamed one)")
-
-
-@declare(paper=Interval(float), level=Interval(float, 0.0, 1.0, open="both"),
-         reference=Interval(float, optional=True))
-def verdict(paper: float, ours: Any, *, reference: float | None = None, level: float = 0.95,
-            interval: tuple[float, float] | None = None) -> Verdict:
-    """Grade one headline number on the report's fixed scale.
-
-    * ``"reproduced within our interval"``: the paper's value lies in our ``level`` confidence interval of the
-      mean over seeds or repetitions (Student's t; with one value, only equality);
-    * ``"same direction, other level"``: not reproduced, but the paper's value and our
-      mean lie on the same side of ``reference`` (an effect's zero, or the value the
-      paper compares against);
-    * ``"differs"``: neither.
-
-    ``interval`` replaces the t interval by one computed elsewhere (e.g. a bootstrap band
-    around a single point value ``ours``); it must contain our mean.
-
-    Raises
-    ------
-    ValueError
-        If ``paper`` or ``reference`` is not a finite number (a bool is not one), ``ours`` is
-        not one sample of finite numbers (text, booleans, a mapping, or a table of several
-        columns pooled into one sample are refused), ``level`` is not in (0, 1), or
-        ``interval`` is not two finite numbers ``low <= high`` around our mean.
-    """
-    from scipy import stats
-
-    if ours is None:
-        raise ValueError("ours must hold one or more finite values (one per seed or "
-                         "repetition), got None")
-    values = as_real_array(ours, "ours")
-    if values.ndim > 2 or (values.ndim == 2 and min(values.shape) > 1):
-        raise ValueError(f"ours must be one sample (one value per seed or repetition), got a "
-                         f"table of shape {values.shape}: grade each column on its own")
-    values = values.ravel()
-    if values.size == 0 or not np.isfinite(values).all():
-        raise ValueError("ours must hold one or more finite values (one per seed or repetition)")
-    mean = float(values.mean())
-    if interval is not None:
-        if isinstance(interval, (str, bytes)) or np.ndim(interval) != 1 or len(interval) != 2:
-            raise ValueError(f"interval must be two finite numbers (low, high), got {interval!r}")
-        low, high = (check_real(v, "interval") for v in interval)
-        if low > high:
-            raise ValueError(f"interval must be two finite numbers, low <= high, got {interval!r}")
-        if not low - 1e-12 <= mean <= high + 1e-12:
-            raise ValueError(f"interval {interval!r} does not contain our mean {mean:.6g}: an "
-                             "interval around another value cannot grade ours")
-    elif values.size > 1 and values.std(ddof=1) > 0:
-        low, high = stats.t.interval(level, values.size - 1, loc=mean, scale=stats.sem(values))
-    else:
-        low = high = mean
-    if low - 1e-12 <= paper <= high + 1e-12:
-        label = VERDICTS[0]
-    elif reference is not None and np.sign(paper - reference) == np.sign(mean - reference) != 0:
-        label = VERDICTS[1]
-    else:
-        label = VERDICTS[2]
-    return Verdict(label, float(paper), mean, float(low), float(high), int(values.size))
 
 
 def state_takeaways(texts: Mapping[str, str]) -> dict[str, str]:

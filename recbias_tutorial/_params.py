@@ -85,6 +85,36 @@ class Options(Rule):
         return [*super().bad_values(), "no such option", 3.5]
 
 
+class Either(Rule):
+    """A value that one of several rules accepts (the first that does gives the value)."""
+
+    def __init__(self, *rules: Rule, optional: bool = False):
+        if not rules:
+            raise ValueError("Either needs at least one rule")
+        self.rules, self.optional = rules, optional
+
+    def _check(self, value, name):
+        errors = []
+        for rule in self.rules:
+            try:
+                return rule.check(value, name)
+            except ValueError as err:
+                errors.append(str(err))
+        raise ValueError("; or ".join(errors))
+
+    def bad_values(self):
+        def refused(value) -> bool:
+            try:
+                self._check(value, "x")
+            except ValueError:
+                return True
+            return False
+
+        union = [v for rule in self.rules for v in rule.bad_values()]
+        return [v for i, v in enumerate(union) if refused(v) and not any(
+            v is w or (type(v) is type(w) and v == w) for w in union[:i])]
+
+
 class Seed(Rule):
     """A seed: a non-negative int or a :class:`numpy.random.Generator` (required)."""
 

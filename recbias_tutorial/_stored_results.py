@@ -1,7 +1,8 @@
 """The stored full-scale results: package data, read and checked against their provenance.
 
 ``make replicate`` writes ``recbias_tutorial/results/<paper>/`` (one gzipped CSV file per
-dataset, ``.csv`` from older runs, and a ``provenance.json``). The folder ships inside the package (wheel and editable install
+dataset, ``.csv`` from older runs, further tables of a dataset listed under the provenance's
+``tables``, and a ``provenance.json``). The folder ships inside the package (wheel and editable install
 alike), so a chapter notebook finds it wherever the package is installed: in this
 repository, on a JupyterHub, in Colab. :func:`read_stored_results` refuses a folder whose
 provenance does not hold (missing or unreadable files, data checksums that are not the
@@ -16,6 +17,7 @@ import json
 import os
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 from .data._files import sha256sum
 
@@ -87,10 +89,6 @@ def read_stored_results(results: str | os.PathLike) -> tuple[dict, dict]:
 
     See :func:`recbias_tutorial.course.stored_results` (the public front).
     """
-    import pandas as pd
-
-    from .data import _registry
-
     folder, paper = _folder(results)
     try:
         provenance = json.loads((folder / "provenance.json").read_text())
@@ -104,40 +102,57 @@ def read_stored_results(results: str | os.PathLike) -> tuple[dict, dict]:
         raise ValueError(f"{folder}/provenance.json is not a provenance record of `make "
                          "replicate` (a mapping whose 'datasets' maps each dataset to a record "
                          f"of its file): {_advice(paper)}")
-    tables = {}
-    for name, record in datasets.items():
-        # a further table of a dataset (e.g. "yahoo_r3_grid") names it: its data are that one's
-        dataset = record.get("dataset", name)
-        if not isinstance(dataset, str) or dataset not in _registry.SHA256:
-            raise ValueError(f"{folder}: provenance.json lists results on {name!r}"
-                             + (f" (dataset {dataset!r})" if dataset != name else "")
-                             + f", a dataset the registry does not know "
-                             f"({', '.join(_registry.SHA256)}): its data cannot be checked")
-        expected = {f: h for f, h in _registry.SHA256[dataset].items() if h}
-        if record.get("data_sha256") != expected:
-            raise ValueError(f"{folder}: the {name} results were computed on other data than "
-                             "the registry's (data_sha256 differs): run `make replicate` again")
-        if not isinstance(record.get("file"), str) or Path(record["file"]).name != record["file"] \
-                or record["file"] in ("", ".", ".."):
-            raise ValueError(f"{folder}: provenance.json names no results file of the folder for "
-                             f"{name} (got {record.get('file')!r}): {_advice(paper)}")
-        path = folder / record["file"]
-        if not path.is_file():
-            raise ValueError(f"{folder}: {path.name} is listed in provenance.json but missing: "
-                             f"{_advice(paper)}")
-        recorded = record.get("sha256")
-        if not isinstance(recorded, str):
-            raise ValueError(f"{folder}: provenance.json records no sha256 for {path.name}, so "
-                             "it cannot be checked: run `make replicate` again")
-        if sha256sum(path) != recorded:
-            raise ValueError(f"{folder}: {path.name} is not the file `make replicate` wrote "
-                             f"(its sha256 differs from provenance.json's): it was edited or "
-                             f"damaged; {_advice(paper)}")
-        if "csv_sha256" in record and (not path.name.endswith(".gz")
-                                       or _gunzipped_sha256(path) != record["csv_sha256"]):
-            raise ValueError(f"{folder}: {path.name} does not hold the CSV `make replicate` wrote "
-                             f"(provenance.json's csv_sha256 differs): {_advice(paper)}")
-        tables[name] = pd.read_csv(path, keep_default_na=False, na_values={"value": [""]})
+    # a further file of a dataset may sit among the datasets, naming its dataset (yang2018's
+    # "yahoo_r3_grid" of "yahoo_r3"); newer runs list such files under "tables"
+    tables = {name: _read_table(folder, paper, name, record.get("dataset", name), record)
+              for name, record in datasets.items()}
+    extra = provenance.get("tables", {})
+    if not isinstance(extra, dict) or not all(isinstance(r, dict) for r in extra.values()):
+        raise ValueError(f"{folder}/provenance.json: 'tables' must map each further table to "
+                         f"a record of its file: {_advice(paper)}")
+    for label, record in extra.items():
+        if label in tables:
+            raise ValueError(f"{folder}/provenance.json lists {label!r} both as a dataset and "
+                             f"as a further table: {_advice(paper)}")
+        tables[label] = _read_table(folder, paper, label, record.get("dataset"), record)
     if not tables:
         raise ValueError(f"{folder}/provenance.json lists no dataset: {_advice(paper)}")
     return tables, provenance
+
+
+def _read_table(folder: Path, paper: str, label: str, dataset: Any, record: dict):
+    """One recorded results file, refused unless its data checksums are the registry's for
+    ``dataset`` and its sha256 (and the CSV's, for a gzipped file) the recorded ones."""
+    import pandas as pd
+
+    from .data import _registry
+
+    if not isinstance(dataset, str) or dataset not in _registry.SHA256:
+        raise ValueError(f"{folder}: provenance.json lists results on {dataset!r}, a dataset "
+                         f"the registry does not know ({', '.join(_registry.SHA256)}): its "
+                         "data cannot be checked")
+    expected = {f: h for f, h in _registry.SHA256[dataset].items() if h}
+    if record.get("data_sha256") != expected:
+        raise ValueError(f"{folder}: the {label} results were computed on other data than "
+                         "the registry's (data_sha256 differs): run `make replicate` again")
+    if not isinstance(record.get("file"), str) or Path(record["file"]).name != record["file"] \
+            or record["file"] in ("", ".", ".."):
+        raise ValueError(f"{folder}: provenance.json names no results file of the folder for "
+                         f"{label} (got {record.get('file')!r}): {_advice(paper)}")
+    path = folder / record["file"]
+    if not path.is_file():
+        raise ValueError(f"{folder}: {path.name} is listed in provenance.json but missing: "
+                         f"{_advice(paper)}")
+    recorded = record.get("sha256")
+    if not isinstance(recorded, str):
+        raise ValueError(f"{folder}: provenance.json records no sha256 for {path.name}, so "
+                         "it cannot be checked: run `make replicate` again")
+    if sha256sum(path) != recorded:
+        raise ValueError(f"{folder}: {path.name} is not the file `make replicate` wrote "
+                         f"(its sha256 differs from provenance.json's): it was edited or "
+                         f"damaged; {_advice(paper)}")
+    if "csv_sha256" in record and (not path.name.endswith(".gz")
+                                   or _gunzipped_sha256(path) != record["csv_sha256"]):
+        raise ValueError(f"{folder}: {path.name} does not hold the CSV `make replicate` wrote "
+                         f"(provenance.json's csv_sha256 differs): {_advice(paper)}")
+    return pd.read_csv(path, keep_default_na=False, na_values={"value": [""]})

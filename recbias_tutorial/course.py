@@ -479,9 +479,10 @@ def stored_results(results: str | os.PathLike) -> tuple[dict, dict]:
     """The full-scale results ``make replicate`` stored for one paper, and their provenance.
 
     The results ship with the package (``recbias_tutorial/results/<paper>/``), so a chapter
-    notebook finds them wherever the package is installed. Reads ``provenance.json`` and the
-    CSV file of each dataset it lists (strings kept as strings, empty text not read as
-    missing), and refuses results whose provenance does not hold: a missing or unreadable
+    notebook finds them wherever the package is installed. Reads ``provenance.json``, the
+    CSV file of each dataset it lists and of each further table it records under ``tables``
+    (e.g. wang2025's ``yahoo_r3_ips_stability``; strings kept as strings, empty text not read
+    as missing), and refuses results whose provenance does not hold: a missing or unreadable
     file, data checksums that are not the package's registry
     (``recbias_tutorial.data._registry.SHA256``), or a results file whose sha256 is not the
     one ``make replicate`` recorded when it wrote it (a value edited by hand). The message
@@ -497,7 +498,8 @@ def stored_results(results: str | os.PathLike) -> tuple[dict, dict]:
     Returns
     -------
     (tables, provenance) : tuple of dict
-        ``{dataset: DataFrame}`` and the parsed ``provenance.json``.
+        ``{dataset or further table: DataFrame}`` and the parsed ``provenance.json`` (its
+        ``datasets`` and ``tables`` say which is which).
 
     Raises
     ------
@@ -513,8 +515,9 @@ def stored_results(results: str | os.PathLike) -> tuple[dict, dict]:
     Examples
     --------
     >>> tables, provenance = stored_results("wang2025")
-    >>> sorted(tables), provenance["paper"]
-    (['yahoo_r3'], 'wang2025')
+    >>> sorted(provenance["datasets"]), provenance["paper"], sorted(tables) == sorted(
+    ...     [*provenance["datasets"], *provenance.get("tables", {})])
+    (['yahoo_r3'], 'wang2025', True)
     >>> stored_results("no_such_paper")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...

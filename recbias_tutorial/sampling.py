@@ -33,6 +33,16 @@ so the sampling probabilities do not depend on how the id space is chosen. ``smo
 gives the unsmoothed definitions exactly and raises ``ValueError`` if a held-out id is absent
 from ``train`` (or from ``mar`` for ``wtd``).
 
+``smoothing="notebook"`` (:data:`NOTEBOOK_SMOOTHING`) is instead the rule of Carraro &
+Bridge's public notebook (cdiego89phd/wtd-debiasing-RS-eval, ``calculate_p_u_o`` and
+``calculate_p_i_o``): the shares are unsmoothed, ``count(u) / n_rows``, and a zero share
+becomes :data:`NOTEBOOK_ZERO_SHARE` (1e-4), whatever the number of rows. Under it, a user
+absent from the MAR weight split weighs 1e-4 / P_mnar(u), which is not 0 and, when that split
+has about 10,000 rows, about the weight of a user seen once there. For ``skew`` the notebook
+gives an item absent from ``train`` a weight drawn uniformly from [0, 1) (the other items
+weigh 1 / count(i) <= 1); here it gets that draw's mean, 0.5, so the weights stay
+deterministic.
+
 Sampling scheme
 ---------------
 ``round(size * len(heldout))`` distinct rows (Python's ``round``) are drawn without replacement
@@ -48,13 +58,22 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ._params import Interval, Options, Seed, declare
+from ._params import Either, Interval, Options, Seed, declare
 from ._validation import as_generator, check_feedback
 
-__all__ = ["STRATEGIES", "intervene", "intervention_weights"]
+__all__ = ["NOTEBOOK_SMOOTHING", "NOTEBOOK_ZERO_SHARE", "STRATEGIES", "intervene",
+           "intervention_weights"]
 
 #: The interventions understood by :func:`intervene` and :func:`intervention_weights`.
 STRATEGIES: tuple[str, ...] = ("full", "reg", "skew", "wtd", "wtd_h")
+#: ``smoothing=NOTEBOOK_SMOOTHING``: the authors' notebook's rule for absent ids (unsmoothed
+#: shares, a zero share becomes :data:`NOTEBOOK_ZERO_SHARE`), beside the additive pseudo-count.
+NOTEBOOK_SMOOTHING = "notebook"
+#: The share the authors' notebook gives an id with no row (``p_u_o[user] = 0.0001``).
+NOTEBOOK_ZERO_SHARE = 1e-4
+#: The weight ``skew`` gives an item absent from ``train`` under the notebook's rule: the mean
+#: of the notebook's ``random.random()`` draw.
+_NOTEBOOK_ABSENT_SKEW = 0.5
 _NEEDS_TRAIN = frozenset({"skew", "wtd", "wtd_h"})
 
 
@@ -67,7 +86,12 @@ def _ids(df: object, name: str) -> tuple[np.ndarray, np.ndarray]:
 
 #: Declared rules of the arguments both public functions share.
 _STRATEGY_RULES = dict(strategy=Options(STRATEGIES), item_power=Interval(float, 0.0),
-                       smoothing=Interval(float, 0.0))
+                       smoothing=Either(Interval(float, 0.0), Options((NOTEBOOK_SMOOTHING,))))
+
+
+def _smoothing(smoothing: float | str) -> float | str:
+    """The validated ``smoothing``: the notebook's rule by name, or the pseudo-count as a float."""
+    return smoothing if smoothing == NOTEBOOK_SMOOTHING else float(smoothing)
 
 
 def _validate(heldout, strategy, train, mar, item_power, smoothing) -> dict:
@@ -84,10 +108,12 @@ def _validate(heldout, strategy, train, mar, item_power, smoothing) -> dict:
     return ids
 
 
-def _row_shares(held: np.ndarray, ref: np.ndarray, n_ids: int, length: int, alpha: float,
-                ref_name: str, col: str) -> np.ndarray:
+def _row_shares(held: np.ndarray, ref: np.ndarray, n_ids: int, length: int,
+                alpha: float | str, ref_name: str, col: str) -> np.ndarray:
     """Smoothed share of each held-out row's id among the rows of ``ref``."""
     counts = np.bincount(ref, minlength=length)[held].astype(float)
+    if alpha == NOTEBOOK_SMOOTHING:
+        return np.where(counts == 0, NOTEBOOK_ZERO_SHARE, counts / ref.size)
     if alpha == 0 and (counts == 0).any():
         absent = np.unique(held[counts == 0])[:5].tolist()
         raise ValueError(f"smoothing=0 but some heldout {col} ids are absent from {ref_name} "
@@ -96,7 +122,7 @@ def _row_shares(held: np.ndarray, ref: np.ndarray, n_ids: int, length: int, alph
 
 
 def _log_ratio(col: str, held: np.ndarray, tr: np.ndarray, mar: np.ndarray | None,
-               alpha: float) -> np.ndarray:
+               alpha: float | str) -> np.ndarray:
     """log(P_mar / P_mnar) of each held-out row's user or item id (``col`` names it)."""
     parts = [held, tr] if mar is None else [held, tr, mar]
     space = np.unique(np.concatenate(parts))
@@ -107,13 +133,17 @@ def _log_ratio(col: str, held: np.ndarray, tr: np.ndarray, mar: np.ndarray | Non
     return np.log(_row_shares(held, mar, n_ids, length, alpha, "mar", col)) - log_mnar
 
 
-def _log_weights(ids: dict, strategy: str, item_power: float, smoothing: float) -> np.ndarray:
+def _log_weights(ids: dict, strategy: str, item_power: float,
+                 smoothing: float | str) -> np.ndarray:
     (h_users, h_items) = ids["heldout"]
     if strategy in ("full", "reg"):
         return np.zeros(h_users.size)
     t_users, t_items = ids["train"]
     if strategy == "skew":
         counts = np.bincount(t_items, minlength=int(h_items.max()) + 1)[h_items].astype(float)
+        if smoothing == NOTEBOOK_SMOOTHING:
+            return np.where(counts == 0, np.log(_NOTEBOOK_ABSENT_SKEW),
+                            -np.log(np.maximum(counts, 1.0)))
         if smoothing == 0 and (counts == 0).any():
             absent = np.unique(h_items[counts == 0])[:5].tolist()
             raise ValueError(f"smoothing=0 but some heldout item ids are absent from train "
@@ -128,7 +158,7 @@ def _log_weights(ids: dict, strategy: str, item_power: float, smoothing: float) 
 @declare(**_STRATEGY_RULES)
 def intervention_weights(heldout: pd.DataFrame, *, strategy: str, train: pd.DataFrame | None = None,
                          mar: pd.DataFrame | None = None, item_power: float = 2.0,
-                         smoothing: float = 1.0) -> np.ndarray:
+                         smoothing: float | str = 1.0) -> np.ndarray:
     """Unnormalised sampling weight of every held-out row under a strategy.
 
     Parameters
@@ -143,8 +173,10 @@ def intervention_weights(heldout: pd.DataFrame, *, strategy: str, train: pd.Data
         MAR feedback (the weight split); required by ``wtd``, ignored otherwise.
     item_power : float, default 2.0
         Exponent of the item weight in ``wtd``/``wtd_h`` (2 in the paper, 1 in its notebook).
-    smoothing : float, default 1.0
-        Additive pseudo-count of the absent-id rule described in the module docstring.
+    smoothing : float or "notebook", default 1.0
+        Additive pseudo-count of the absent-id rule described in the module docstring, or
+        ``"notebook"`` (:data:`NOTEBOOK_SMOOTHING`): the authors' notebook's rule, a zero
+        share becomes 1e-4.
 
     Returns
     -------
@@ -156,8 +188,9 @@ def intervention_weights(heldout: pd.DataFrame, *, strategy: str, train: pd.Data
     ValueError
         Unknown ``strategy``; ``heldout``, ``train`` or ``mar`` not a non-empty DataFrame
         with integer, non-negative ``user`` and ``item`` ids; a missing ``train`` (skew,
-        wtd, wtd_h) or ``mar`` (wtd); ``item_power`` or ``smoothing`` not a finite number
-        >= 0; with ``smoothing=0``, held-out ids absent from ``train``/``mar``.
+        wtd, wtd_h) or ``mar`` (wtd); ``item_power`` not a finite number >= 0, or
+        ``smoothing`` neither one nor ``"notebook"``; with ``smoothing=0``, held-out ids
+        absent from ``train``/``mar``.
 
     See Also
     --------
@@ -170,15 +203,19 @@ def intervention_weights(heldout: pd.DataFrame, *, strategy: str, train: pd.Data
     >>> heldout = pd.DataFrame({"user": [0, 1], "item": [0, 1], "rating": 5.0})
     >>> intervention_weights(heldout, strategy="skew", train=train, smoothing=0)
     array([0.5, 1. ])
+    >>> mar = pd.DataFrame({"user": [1], "item": [1], "rating": 5.0})  # user 0, item 0 absent
+    >>> intervention_weights(heldout, strategy="wtd", train=train, mar=mar, item_power=1,
+    ...                      smoothing="notebook").round(10).tolist()  # (1e-4 / (2/3))^2, 3^2
+    [2.25e-08, 9.0]
     """
     ids = _validate(heldout, strategy, train, mar, item_power, smoothing)
-    return np.exp(_log_weights(ids, strategy, float(item_power), float(smoothing)))
+    return np.exp(_log_weights(ids, strategy, float(item_power), _smoothing(smoothing)))
 
 
 @declare(**_STRATEGY_RULES, size=Interval(float, 0.0, 1.0, open="low"), seed=Seed())
 def intervene(heldout: pd.DataFrame, *, strategy: str, size: float, train: pd.DataFrame | None = None,
               mar: pd.DataFrame | None = None, item_power: float = 2.0,
-              seed: int | np.random.Generator, smoothing: float = 1.0) -> pd.DataFrame:
+              seed: int | np.random.Generator, smoothing: float | str = 1.0) -> pd.DataFrame:
     """Sample the held-out set with one of the FULL, REG, SKEW, WTD, WTD_H interventions.
 
     Parameters
@@ -206,7 +243,8 @@ def intervene(heldout: pd.DataFrame, *, strategy: str, size: float, train: pd.Da
     ValueError
         Unknown ``strategy``; ``size`` outside (0, 1] or giving 0 rows; a missing ``train``
         (skew, wtd, wtd_h) or ``mar`` (wtd); missing columns, empty frames, negative
-        ``item_power`` or ``smoothing``; with ``smoothing=0``, held-out ids absent from
+        ``item_power``, ``smoothing`` neither a number >= 0 nor ``"notebook"``; with
+        ``smoothing=0``, held-out ids absent from
         ``train``/``mar``; ``seed`` missing or not a non-negative int or Generator.
 
     See Also
@@ -232,7 +270,7 @@ def intervene(heldout: pd.DataFrame, *, strategy: str, size: float, train: pd.Da
     m = round(size * n)
     if m == 0:
         raise ValueError(f"size={size!r} keeps round({size!r} * {n}) = 0 rows of heldout; increase size")
-    log_w = _log_weights(ids, strategy, float(item_power), float(smoothing))
+    log_w = _log_weights(ids, strategy, float(item_power), _smoothing(smoothing))
     # Efraimidis-Spirakis: the m smallest keys E/w (in logs) = successive sampling ∝ w.
     log_keys = np.log(rng.standard_exponential(n)) - log_w
     positions = np.sort(np.argpartition(log_keys, m - 1)[:m])

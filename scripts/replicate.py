@@ -178,19 +178,40 @@ def _dataset_record(out: Path, name: str, rows: pd.DataFrame, wall: float, *,
     source = {} if dataset in (None, name) else {"dataset": dataset}
     return {"file": path.name, "sha256": sha256sum(path), "rows": len(rows),
             "models": int(rows["model"].nunique()), "git_commit": START_COMMIT, **source,
-            "data_sha256": {f: h for f, h in _registry.SHA256[dataset or name].items() if h},
+            "data_sha256": {f: h for f, h in _registry.SHA256.get(dataset or name, {}).items()
+                            if h},
             "wall_seconds": round(wall, 1), **extra, **_peak_memory()}
 
 
 def _provenance(out: Path, paper: str, n_jobs: int, **fields) -> dict:
-    """A paper's provenance: this run's environment, keeping other datasets' records."""
+    """A paper's provenance: this run's environment, keeping other datasets' records and the
+    further tables (``tables``: see :func:`_store_table`)."""
     out.mkdir(parents=True, exist_ok=True)
     old = out / "provenance.json"
     old = json.loads(old.read_text()) if old.exists() else {}
     datasets = old.get("datasets", {})
     for record in datasets.values():  # a dataset not re-run keeps the commit it was run at
         record.setdefault("git_commit", old.get("git_commit"))
-    return {"paper": paper, **environment(n_jobs), **fields, "datasets": datasets}
+    return {"paper": paper, **environment(n_jobs), **fields, "datasets": datasets,
+            **({"tables": old["tables"]} if old.get("tables") else {})}
+
+
+def _store_table(out: Path, dataset: str, label: str, rows: pd.DataFrame, wall: float,
+                 **extra) -> None:
+    """Write a further table of one dataset, ``<dataset>_<label>.csv.gz``, and record it under
+    the provenance's ``tables`` (read and checked by course.stored_results like a dataset's
+    file), the rest of the provenance kept as it is."""
+    import fcntl
+
+    with open(out / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        provenance = json.loads((out / "provenance.json").read_text())
+        name = f"{dataset}_{label}"
+        record = _store(out, name, rows, wall, **extra)
+        record.update(dataset=dataset, data_sha256={f: h for f, h in
+                                                    _registry.SHA256[dataset].items() if h})
+        provenance.setdefault("tables", {})[name] = record
+        _write(out, provenance)
 
 
 def _write(out: Path, provenance: dict) -> None:
@@ -356,10 +377,12 @@ def carraro_data(data):
 def carraro_chosen(data, n_jobs: int, recommenders: str = "cornac") -> tuple[dict, pd.DataFrame]:
     """The paper's grid tuned on the first repetition's D_val: chosen factories, the grid."""
     grid = carraro2022.paper_grid(recommenders=recommenders)
-    tables = Parallel(n_jobs=n_jobs)(  # one model's settings per worker, each cached
-        delayed(carraro2022.tune)(data, {model: settings}, seed=CARRARO["seeds"][0])
-        for model, settings in grid.items())
+    tables = Parallel(n_jobs=n_jobs)(  # one setting per worker, each cached
+        delayed(carraro2022.tune)(data, {model: {setting: factory}}, seed=CARRARO["seeds"][0])
+        for model, settings in grid.items() for setting, factory in settings.items())
     tuning = pd.concat(tables, ignore_index=True)
+    # tune's own rule over each model's settings in the grid's order: the first best one
+    tuning["best"] = tuning.index.isin(tuning.groupby("model", sort=False)["recall"].idxmax())
     chosen = {r.model: grid[r.model][r.setting] for r in tuning[tuning["best"]].itertuples()}
     return chosen, tuning
 
@@ -401,6 +424,52 @@ def run_carraro(datasets: list[str], n_jobs: int, out: Path, *,
                       f"{len(rows)} rows, {time.perf_counter() - start:.0f} s")
                 _store_carraro(out, n_jobs, data, name, rows, kind, float(power), config, models)
                 start = time.perf_counter()
+            if kind == "ranksys":
+                carraro_smoothing(data, name, chosen, item_powers, n_jobs, out)
+
+
+#: The rules for ids absent from D_tr or D_w compared on the RankSys-like run (the
+#: ``smoothing`` of carraro2022.run_protocol): the course's add-one and the authors'
+#: notebook's (a zero share becomes 1e-4).
+CARRARO_SMOOTHINGS = {"add-one": 1.0, "notebook": rb.sampling.NOTEBOOK_SMOOTHING}
+#: The test sets' own numbers stored beside the metrics in the smoothing table.
+TEST_SET_STATS = ("kl_to_gt", "relevant", "n_rows", "n_users")
+
+
+def carraro_smoothing(data, name: str, chosen: dict, item_powers, n_jobs: int,
+                      out: Path) -> None:
+    """The RankSys-like run under each rule of CARRARO_SMOOTHINGS and WTD exponent, stored as
+    ``<name>_smoothing.csv.gz``: every model's metrics and each test set's KL to D_gt, share
+    of relevant rows, rows and users (model "(test set)")."""
+    start, parts = time.perf_counter(), []
+    for power in item_powers:
+        for label, smoothing in CARRARO_SMOOTHINGS.items():
+            unit = partial(carraro_smoothing_unit, chosen=chosen, item_power=float(power),
+                           smoothing=smoothing)
+            done = Parallel(n_jobs=n_jobs)(delayed(unit)(data, seed=s) for s in CARRARO["seeds"])
+            rows = pd.concat([p[0] for p in done], ignore_index=True)
+            rows.insert(0, "item_power", float(power))
+            rows.insert(0, "smoothing", label)
+            parts.append(rows)
+    rows = pd.concat(parts, ignore_index=True)
+    _store_table(out, name, "smoothing", rows, time.perf_counter() - start,
+                 recommenders="ranksys", smoothings={k: str(v) for k, v in
+                                                     CARRARO_SMOOTHINGS.items()},
+                 item_powers=[float(p) for p in item_powers], seeds=list(CARRARO["seeds"]))
+    print(f"{name} smoothing: {len(rows)} rows, {time.perf_counter() - start:.0f} s")
+
+
+def carraro_smoothing_unit(data, *, seed: int, chosen: dict, item_power: float,
+                           smoothing) -> tuple[pd.DataFrame, bool, float]:
+    """One repetition under one smoothing rule (cached by run_protocol): metrics and the
+    test sets' numbers as rows, read back?, seconds."""
+    start = time.perf_counter()
+    rep = carraro2022.run_protocol(data, chosen, seeds=[seed], item_power=item_power,
+                                   smoothing=smoothing)
+    sets = rep.test_sets.melt(["seed", "strategy", "size"], list(TEST_SET_STATS),
+                              var_name="metric").assign(model="(test set)")
+    rows = pd.concat([rep.metrics, sets[rep.metrics.columns]], ignore_index=True)
+    return rows, bool(rep.metrics.attrs["cached"]), time.perf_counter() - start
 
 
 def _store_carraro(out: Path, n_jobs: int, data, name: str, rows: pd.DataFrame, kind: str,
@@ -640,7 +709,11 @@ def wang_models() -> dict:
     return out
 
 
-def run_wang(datasets: list[str], n_jobs: int, out: Path) -> None:
+#: The parts of the wang2025 run (``--wang-parts``): Table 1's column and the IPS stability grid.
+WANG_PARTS = ("table1", "stability")
+
+
+def run_wang(datasets: list[str], n_jobs: int, out: Path, *, parts=WANG_PARTS) -> None:
     datasets = paper_datasets("wang2025", datasets)
     if not datasets:
         return
@@ -655,7 +728,43 @@ def run_wang(datasets: list[str], n_jobs: int, out: Path) -> None:
                       "users with a liked random song and over all test users"},
         models=wang_models())
     for name in datasets:
-        _run_seeds(_wang_unit, rb.load(name), name, WANG["seeds"], "seed", n_jobs, out, provenance)
+        if "table1" in parts:
+            _run_seeds(_wang_unit, rb.load(name), name, WANG["seeds"], "seed", n_jobs, out,
+                       provenance)
+        if "stability" in parts:
+            wang_stability(rb.load(name), name, n_jobs, out)
+
+
+def wang_stability_seed(data, *, seed: int) -> tuple[pd.DataFrame, bool, float]:
+    """One seed of the IPS stability grid (wang2025.ips_stability), cached: rows, read back?,
+    seconds."""
+    from recbias_tutorial._result_cache import cached_result
+
+    start = time.perf_counter()
+    frames, cached = cached_result(
+        "replicate.wang_stability_seed", data,
+        {"seed": seed, "lrs": list(wang2025.IPS_STABILITY_LRS),
+         "blocks": [list(b) for b in wang2025.IPS_STABILITY_BLOCKS], "script": SCRIPT_SHA256},
+        lambda: {"table": wang2025.ips_stability(data, seeds=[seed])}, cache=None)
+    return frames["table"], cached, time.perf_counter() - start
+
+
+def wang_stability(data, name: str, n_jobs: int, out: Path) -> None:
+    """The IPS stability grid over WANG's seeds, stored as ``<name>_ips_stability.csv.gz``
+    (one row per seed, learning rate and block partition; model "IPS")."""
+    start = time.perf_counter()
+    run = Parallel(n_jobs=n_jobs, return_as="generator")(
+        delayed(wang_stability_seed)(data, seed=s) for s in WANG["seeds"])
+    parts = list(tqdm(run, total=len(WANG["seeds"]), unit="seed", desc=f"{name}: IPS stability"))
+    rows = pd.concat([p[0] for p in parts], ignore_index=True)
+    rows.insert(1, "model", "IPS")
+    _store_table(out, name, "ips_stability", rows, time.perf_counter() - start,
+                 function="recbias_tutorial.replications.wang2025.ips_stability",
+                 lrs=list(wang2025.IPS_STABILITY_LRS),
+                 blocks=[list(b) for b in wang2025.IPS_STABILITY_BLOCKS],
+                 seeds=list(WANG["seeds"]), read_from_cache=all(p[1] for p in parts),
+                 unit_seconds={str(s): round(p[2], 1) for s, p in zip(WANG["seeds"], parts)})
+    print(f"{name} IPS stability: {len(rows)} runs, {time.perf_counter() - start:.0f} s")
 
 
 PAPERS = {"jadidinejad2021": run_jadidinejad, "carraro2022": run_carraro, "yang2018": run_yang,
@@ -687,12 +796,16 @@ def main() -> None:
     parser.add_argument("--recommenders", nargs="+", default=list(CARRARO["recommenders"]),
                         choices=list(CARRARO["recommenders"]),
                         help="carraro2022: the kinds of recommenders to (re)run (default: both)")
+    parser.add_argument("--wang-parts", nargs="+", default=list(WANG_PARTS), choices=WANG_PARTS,
+                        help="wang2025: Table 1's column and/or the IPS stability grid "
+                             "(default: both)")
     args = parser.parse_args()
     NEURAL_DATASETS = tuple(args.neural_datasets)
     NEURAL_FAMILIES = tuple(args.neural_families)
     for paper in args.papers:
         extra = ({"item_powers": args.item_powers, "recommenders": args.recommenders}
-                 if paper == "carraro2022" else {})
+                 if paper == "carraro2022" else
+                 {"parts": args.wang_parts} if paper == "wang2025" else {})
         PAPERS[paper](args.datasets, args.n_jobs, args.out / paper, **extra)
         if paper == "jadidinejad2021" and args.time_families:
             for name in args.datasets:

@@ -715,6 +715,44 @@ REPLICATION_CASES = [
                                                                       root=3), "root"),
     ("verdict_changes row twice", lambda: report.verdict_changes(
         pd.concat([report.recorded_report()] * 2), report.recorded_report()), "report"),
+    ("verdict_tally not a report", lambda: report.verdict_tally(pd.DataFrame({"a": [1]})),
+     "report"),
+    ("verdict_tally verdict off the scale", lambda: report.verdict_tally(
+        pd.DataFrame({"paper": ["x"], "verdict": ["maybe"]})), "report"),
+    ("single_run_verdict one run", lambda: report.single_run_verdict(0.5, [0.5]), "ours"),
+    ("mean_verdict one seed", lambda: report.mean_verdict(0.5, [0.5], paper_n=5), "ours"),
+    ("contrast_verdict unpaired", lambda: report.contrast_verdict(0.1, [1, 2], [1]), "paired"),
+    ("contrast_verdict other text", lambda: report.contrast_verdict(0.1, [1, 2], "ab"), "other"),
+    ("tau_verdict truth array", lambda: report.tau_verdict(0.5, _TAU_TRUTH.to_numpy(),
+                                                           _TAU_TRUTH), "truth"),
+    ("tau_verdict other models", lambda: report.tau_verdict(
+        0.5, _TAU_TRUTH, _TAU_TRUTH.rename(columns={"a": "z"})), "truth and test"),
+    ("tau_verdict two models", lambda: report.tau_verdict(
+        0.5, _TAU_TRUTH[["a", "b"]], _TAU_TRUTH[["a", "b"]]), "truth"),
+    ("tau_verdict NaN", lambda: report.tau_verdict(0.5, _TAU_TRUTH, _TAU_TRUTH * np.nan), "test"),
+    ("tau_verdict contrasts list", lambda: report.tau_verdict(
+        0.5, _TAU_TRUTH, _TAU_TRUTH, contrasts=["differs"]), "contrasts"),
+    ("figure4_verdicts with_paper text", lambda: carraro2022.figure4_verdicts(
+        _TAU, with_paper="yes"), "with_paper"),
+    ("figure4_sign_tests metric absent", lambda: carraro2022.figure4_sign_tests(
+        _TAU, metric="ndcg"), "metric"),
+    ("smoothing_comparison no smoothing column", lambda: carraro2022.smoothing_comparison(
+        _TAU), "table"),
+    ("ips_stability no MAR", lambda: wang2025.ips_stability(W_LOG, seeds=[0]), "data"),
+    ("ips_stability seeds twice", lambda: wang2025.ips_stability(
+        rb.simulate(60, 30, seed=0), seeds=[0, 0]), "seeds"),
+    ("ips_stability lr zero", lambda: wang2025.ips_stability(
+        rb.simulate(60, 30, seed=0), seeds=[0], lrs=[0.0]), "lrs"),
+    ("ips_stability lrs text", lambda: wang2025.ips_stability(
+        rb.simulate(60, 30, seed=0), seeds=[0], lrs="fast"), "lrs"),
+    ("ips_stability block single", lambda: wang2025.ips_stability(
+        rb.simulate(60, 30, seed=0), seeds=[0], blocks=[(8,)]), "blocks"),
+    ("ips_stability_table not runs", lambda: wang2025.ips_stability_table(
+        pd.DataFrame({"seed": [0]})), "runs"),
+    ("intervene smoothing unknown", lambda: rb.sampling.intervene(
+        W_LOG, strategy="reg", size=0.5, seed=0, smoothing="authors"), "smoothing"),
+    ("ImplicitALS fresh_starts text", lambda: carraro2022.ImplicitALS(fresh_starts="yes"),
+     "fresh_starts"),
     # --- yang2018: the authors' protocol
     ("sampled_candidates negative user", lambda: _candidates(val=Y_VAL.assign(user=-1)),
      "val.user"),
@@ -1035,6 +1073,7 @@ _T3 = pd.DataFrame({"model": "a", "test_set": ["FULL", "SKEW"], "pct_diff": [50.
 _TAU = pd.DataFrame({"seed": np.repeat([0, 1], 6), "metric": "recall", "size": 1.0,
                      "model": ["a", "b", "c"] * 4, "strategy": (["gt"] * 3 + ["full"] * 3) * 2,
                      "value": [0.1, 0.2, 0.3, 0.2, 0.1, 0.3, 0.1, 0.2, 0.3, 0.1, 0.2, 0.3]})
+_TAU_TRUTH = pd.DataFrame({"a": [0.1, 0.2, 0.1], "b": [0.3, 0.4, 0.5], "c": [0.6, 0.6, 0.7]})
 _T4 = pd.DataFrame({"model": "a", "test_set_a": ["SKEW"], "test_set_b": ["FULL"],
                     "p_value": [0.002]})
 
@@ -1138,6 +1177,18 @@ VALID_CALLS = {
     carraro2022.ImplicitALS: lambda **kw: _fitted(carraro2022.ImplicitALS,
                                                   **{"k": 2, "n_iter": 2, **kw}),
     report.verdict: lambda **kw: report.verdict(**{"paper": 0.5, "ours": [0.4, 0.6], **kw}),
+    report.single_run_verdict: lambda **kw: report.single_run_verdict(
+        **{"paper": 0.5, "ours": [0.4, 0.6], **kw}),
+    report.mean_verdict: lambda **kw: report.mean_verdict(
+        **{"paper": 0.5, "ours": [0.4, 0.6], "paper_n": 5, **kw}),
+    report.contrast_verdict: lambda **kw: report.contrast_verdict(
+        **{"paper": 0.2, "ours": [0.4, 0.6], "other": [0.3, 0.5], **kw}),
+    report.tau_verdict: lambda **kw: report.tau_verdict(
+        **{"paper": 0.6, "truth": _TAU_TRUTH, "test": _TAU_TRUTH[::-1], **kw}),
+    carraro2022.figure4_verdicts: lambda **kw: carraro2022.figure4_verdicts(_TAU, **kw),
+    carraro2022.figure4_sign_tests: lambda **kw: carraro2022.figure4_sign_tests(_TAU, **kw),
+    wang2025.ips_stability: lambda **kw: wang2025.ips_stability(
+        rb.simulate(60, 30, seed=0), **{"seeds": [0], "lrs": [0.01], "blocks": [(8, 5)], "epochs": 1, "patience": 1, **kw}),
     yang2018.sampled_candidates: _candidates,
     yang2018.user_terms: _terms,
     yang2018.evaluate_readings: lambda **kw: _readings(**kw),

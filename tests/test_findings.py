@@ -7,6 +7,8 @@ import pytest
 from recbias_tutorial import course
 from recbias_tutorial._findings import CHECKED, VERDICTS, check_finding, verdict
 
+REPRODUCED, SAME, UNDETERMINED, DIFFERS = VERDICTS
+
 
 def test_a_finding_that_holds_returns_its_words_and_is_recorded():
     words = course.finding("t_f_worse", "raises the MAE for {n:d} of {m:d} models ({share:.0%})",
@@ -50,10 +52,10 @@ def test_bad_findings_are_refused_clearly(kwargs, match):
 
 def test_verdict_scale():
     seeds = [0.60, 0.62, 0.64, 0.61, 0.63]
-    assert verdict(0.62, seeds).verdict == VERDICTS[0]
-    assert verdict(0.80, seeds, reference=0.5).verdict == VERDICTS[1]
-    assert verdict(0.40, seeds, reference=0.5).verdict == VERDICTS[2]
-    assert verdict(0.80, seeds).verdict == VERDICTS[2]  # no reference: no direction to share
+    assert verdict(0.62, seeds).verdict == REPRODUCED
+    assert verdict(0.80, seeds, reference=0.5).verdict == SAME
+    assert verdict(0.40, seeds, reference=0.5).verdict == DIFFERS
+    assert verdict(0.80, seeds).verdict == DIFFERS  # no reference: no direction to share
     v = verdict(0.62, seeds)
     assert v.low < v.mean < v.high and v.n == 5 and v.mean == pytest.approx(0.62)
     # the interval is Student's t interval of the mean
@@ -61,8 +63,8 @@ def test_verdict_scale():
     lo, hi = stats.t.interval(0.95, 4, loc=np.mean(seeds), scale=stats.sem(seeds))
     assert (v.low, v.high) == pytest.approx((lo, hi))
     # one value, or values that do not vary: only equality reproduces
-    assert verdict(0.5, [0.5]).verdict == VERDICTS[0]
-    assert verdict(0.5, [0.4, 0.4]).verdict == VERDICTS[2]
+    assert verdict(0.5, [0.5]).verdict == REPRODUCED
+    assert verdict(0.5, [0.4, 0.4]).verdict == DIFFERS
 
 
 @pytest.mark.parametrize("paper, ours, kwargs, match", [

@@ -35,8 +35,50 @@ def test_report_csv_is_what_the_stored_results_give(now):
 def test_every_paper_has_rows_and_every_verdict_is_on_the_scale(now):
     assert set(now["paper"]) == set(rep.NOTES)
     assert now["verdict"].isin(rep.VERDICTS).all()
-    assert (now["low"] <= now["high"]).all() and (now["n"] >= 5).all()
+    assert set(now["rule"]) == set(rep.RULES)
+    ranged = now[now["rule"] != "ordering"]
+    assert (ranged["low"] <= ranged["high"]).all() and (now["n"] >= 5).all()
+    assert now.loc[now["rule"] == "ordering", ["low", "high"]].isna().all().all()
     assert not now.duplicated(["paper", "dataset", "quantity"]).any()
+
+
+def test_each_rule_is_stated_in_two_sentences():
+    for rule, text in rep.RULES.items():
+        sentences = [s for s in re.split(r"(?<=[.!?])\s+", text.strip()) if s]
+        assert len(sentences) == 2, (rule, sentences)
+
+
+def test_the_tally_is_recomputed_from_the_stored_runs(now):
+    tally = rep.verdict_tally(now)
+    pd.testing.assert_frame_equal(tally, rep.verdict_tally(rep.recorded_report()))
+    assert tally.loc["total", "numbers"] == len(now)
+    for paper, rows in now.groupby("paper"):
+        counts = rows["verdict"].value_counts()
+        assert all(tally.loc[paper, v] == counts.get(v, 0) for v in rep.VERDICTS), paper
+    # the Figure 4 rows are the function's verdicts on the stored run
+    from recbias_tutorial.replications import carraro2022
+
+    stored = course.stored_results("carraro2022")[0]["yahoo_r3"]
+    part = stored[(stored["recommenders"] == "ranksys") & (stored["item_power"] == 2)]
+    graded = carraro2022.figure4_verdicts(part.drop(columns=["recommenders", "item_power"]))
+    rows = now[now["quantity"].str.contains("w_u·w_i²")]
+    for row in rows.itertuples():
+        strategy, rho = re.match(r"Figure 4 τ, (\w+) at ρp = ([\d.]+)", row.quantity).groups()
+        cell = graded[(graded["strategy"] == strategy) & (graded["rho"] == float(rho))].iloc[0]
+        assert (cell["verdict"], cell["low"], cell["high"]) == (row.verdict, row.low, row.high)
+    with pytest.raises(ValueError, match="off the scale"):
+        rep.verdict_tally(now.assign(verdict="maybe"))
+
+
+def test_the_tally_before_is_the_issues_record(now):
+    # issue 43: 25 of 40 reproduced, 14 of them Figure 4 rows; without those, 11 and 15 differ
+    before = rep.TALLY_BEFORE
+    assert set(before) == set(rep.NOTES)
+    assert sum(sum(v) for v in before.values()) == 40
+    assert sum(r for r, _ in before.values()) == 25 and before["carraro2022"] == (14, 0)
+    # the rows kept their numbers except Wang's three orderings, added by the new rules
+    kept = now[now["rule"] != "ordering"].groupby("paper").size()
+    assert all(kept[p] == sum(v) for p, v in before.items())
 
 
 def test_each_row_links_a_section_its_chapter_has(now):
@@ -49,21 +91,32 @@ def test_each_row_links_a_section_its_chapter_has(now):
 
 
 def test_verdicts_are_recomputed_from_the_numbers(now):
+    reproduced, _, undetermined, differs = rep.VERDICTS
     for row in now.itertuples():
-        assert (row.paper_value >= row.low - 1e-12 and row.paper_value <= row.high + 1e-12) \
-            == (row.verdict == rep.VERDICTS[0]), row.quantity
+        inside = row.low - 1e-9 <= row.paper_value <= row.high + 1e-9
+        if row.rule in ("single run", "mean over seeds"):
+            assert inside == (row.verdict == reproduced), row.quantity
+        elif row.rule == "tau":  # a value outside the range D_gt allows differs
+            assert inside or row.verdict == differs, row.quantity
+            if row.verdict == reproduced:
+                assert row.low == row.high == row.paper_value, row.quantity
+            if inside and row.high > row.low:
+                assert row.verdict == undetermined, row.quantity
+        else:  # an ordering: the share of seeds showing it
+            assert 0 <= row.share <= 1 and (row.verdict != reproduced or row.share > 0.5)
 
 
-def _altered_copy(tmp_path, model, value):
-    """wang2025's stored results with one trainer's URE Recall@5 set to ``value`` in every seed,
-    the provenance's sha256 rewritten (as a new `make replicate` run would)."""
+def _altered_copy(tmp_path, model, value, metric="Recall@K̄"):
+    """wang2025's stored results with one trainer's ``metric`` (Recall@5̄ on D_rand) set to
+    ``value`` in every seed, the provenance's sha256 rewritten (as a new `make replicate` run
+    would)."""
     folder = tmp_path / "wang2025"
     shutil.copytree(results_root() / "wang2025", folder)
     provenance = json.loads((folder / "provenance.json").read_text())
     record = provenance["datasets"]["yahoo_r3"]
     path = folder / record["file"]
     table = pd.read_csv(path, keep_default_na=False, dtype=str)
-    rows = (table["model"] == model) & (table["metric"] == "URE Recall@K") \
+    rows = (table["model"] == model) & (table["metric"] == metric) \
         & (table["trainers"] == "AutoDebias baselines")
     table.loc[rows, "value"] = repr(value)
     table.to_csv(path, index=False, lineterminator="\n")
@@ -73,13 +126,14 @@ def _altered_copy(tmp_path, model, value):
 
 
 def test_an_altered_stored_value_flips_the_verdict_and_fails_the_page(tmp_path, now):
-    before = now.set_index("quantity").loc["Table 1, DR: URE Recall@5", "verdict"]
+    quantity = "Table 1, DR: Recall@5̄ on D_rand"
+    before = now.set_index("quantity").loc[quantity, "verdict"]
     assert before == rep.VERDICTS[0]
-    altered = rep.replication_report(papers=("wang2025",), root=_altered_copy(tmp_path, "DR", 0.05))
-    after = altered.set_index("quantity").loc["Table 1, DR: URE Recall@5", "verdict"]
-    assert after == rep.VERDICTS[1] or after == rep.VERDICTS[2]
+    altered = rep.replication_report(papers=("wang2025",), root=_altered_copy(tmp_path, "DR", 0.9))
+    after = altered.set_index("quantity").loc[quantity, "verdict"]
+    assert after == rep.VERDICTS[-1]
     changed = rep.verdict_changes(altered, now[now["paper"] == "wang2025"])
-    assert list(changed["quantity"]) == ["Table 1, DR: URE Recall@5"]
+    assert list(changed["quantity"]) == [quantity]
     # the page's own check cell, run on the altered report, stops the build naming the row
     import jupytext
 
@@ -91,10 +145,21 @@ def test_an_altered_stored_value_flips_the_verdict_and_fails_the_page(tmp_path, 
                  "rep_recorded": recorded}
     check = check.replace("rep.recorded_report()", "rep_recorded")
     with pytest.raises(course.FindingFailed,
-                       match=r"ch7_f_current.*n_changed = 1.*DR: URE Recall@5: reproduced"):
+                       match=r"ch7_f_current.*n_changed = 1.*DR: Recall@5̄ on D_rand: reproduced"):
         exec(compile(check, "ch07 check cell", "exec"), namespace)
     # and on the stored results as they are, the same cell passes
     exec(compile(check, "ch07 check cell", "exec"), {**namespace, "REPORT": now[now["paper"] == "wang2025"]})
+
+
+def test_an_altered_seed_order_flips_an_ordering_row(tmp_path, now):
+    """URE orders are graded seed by seed: DR's URE set above MF's in every seed reverses the
+    paper's "MF above DR", which then differs."""
+    quantity = "Table 1, URE Recall@5: MF above DR"
+    assert now.set_index("quantity").loc[quantity, "verdict"] != rep.VERDICTS[-1]
+    altered = rep.replication_report(papers=("wang2025",),
+                                     root=_altered_copy(tmp_path, "DR", 0.5, "URE Recall@K"))
+    row = altered.set_index("quantity").loc[quantity]
+    assert row["verdict"] == rep.VERDICTS[-1] and row["share"] == 0.0
 
 
 def test_bad_arguments_are_refused(now):

@@ -140,6 +140,64 @@ def test_absent_ids_get_laplace_smoothed_finite_weights():
                                1 / (np.array([2, 2, 0, 1]) + 0.5))
 
 
+def _notebook_weights(heldout, train, mar, use_ideal, users, items):
+    """The authors' notebook (cdiego89phd/wtd-debiasing-RS-eval, Debiasing Intervention),
+    transcribed: calculate_p_u_o / calculate_p_i_o (a zero share becomes 0.0001),
+    exact_weight_calculation, norm, then P(S|u,i) = w_u * w_i of each held-out pair."""
+    def shares(df, col, ids, ideal):
+        out = {}
+        for x in ids:
+            out[x] = 1 / len(ids) if ideal else len(df[df[col] == x]) / len(df)
+            if out[x] == 0:
+                out[x] = 0.0001
+        return out
+
+    def weights(col, ids):
+        p_mar, p_mnar = shares(mar, col, ids, use_ideal), shares(train, col, ids, False)
+        w = {x: p_mar[x] / p_mnar[x] for x in p_mnar}
+        total = sum(w.values())
+        return {x: v / total for x, v in w.items()}
+
+    wu, wi = weights("user", users), weights("item", items)
+    return np.array([wu[u] * wi[i] for u, i in zip(heldout["user"], heldout["item"])])
+
+
+def test_notebook_smoothing_is_the_authors_rule():
+    """smoothing='notebook' gives the notebook's weights up to one constant (sampling
+    probabilities are the same), for WTD and WTD_H with w_u * w_i, ids absent from the log
+    and from the MAR weight split included."""
+    heldout = pd.DataFrame({"user": [0, 1, 2, 3, 1], "item": [0, 1, 2, 3, 3], "rating": 4.0})
+    train = pd.DataFrame({"user": [0, 0, 0, 1, 3, 2], "item": [0, 0, 1, 1, 3, 3], "rating": 4.0})
+    mar = pd.DataFrame({"user": [0, 1, 2], "item": [0, 1, 1], "rating": 4.0})  # 3 absent
+    ids = [0, 1, 2, 3]
+    for strategy, ideal in (("wtd", False), ("wtd_h", True)):
+        ours = intervention_weights(heldout, strategy=strategy, train=train, mar=mar,
+                                    item_power=1.0, smoothing="notebook")
+        theirs = _notebook_weights(heldout, train, mar, ideal, ids, ids)
+        np.testing.assert_allclose(ours / ours.sum(), theirs / theirs.sum(), rtol=1e-12)
+        add_one = intervention_weights(heldout, strategy=strategy, train=train, mar=mar,
+                                       item_power=1.0)
+        if strategy == "wtd":  # item 2 and user 3 absent from mar: the two rules differ
+            assert not np.allclose(add_one / add_one.sum(), theirs / theirs.sum())
+    # skew: 1 / count, an item absent from train gets 0.5 (the notebook's uniform draw's mean)
+    skew = intervention_weights(heldout, strategy="skew", train=train.iloc[:5],
+                                smoothing="notebook")
+    np.testing.assert_allclose(skew, [0.5, 0.5, 0.5, 1.0, 1.0])
+    with pytest.raises(ValueError, match="smoothing"):
+        intervention_weights(heldout, strategy="wtd", train=train, mar=mar, smoothing="Notebook")
+
+
+def test_the_protocol_passes_the_smoothing_to_its_test_sets():
+    from recbias_tutorial import simulate
+    from recbias_tutorial.replications import carraro2022
+
+    split = carraro2022.split_feedback(simulate(80, 60, seed=0), seed=0)
+    assert (~split.heldout["user"].isin(split.weights["user"])).any()  # absent from D_w
+    a, b = (carraro2022.draw_test_sets(split, strategies=("wtd",), sizes=(0.3,), smoothing=s)
+            for s in (1.0, "notebook"))
+    assert not np.array_equal(a[("wtd", 0.3)], b[("wtd", 0.3)])
+
+
 def test_smoothing_zero_rejects_absent_ids():
     heldout = pd.DataFrame({"user": [0, 1], "item": [0, 1], "rating": 4.0})
     train = pd.DataFrame({"user": [0, 1], "item": [0, 0], "rating": 4.0})  # item 1 absent

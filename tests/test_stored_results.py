@@ -37,7 +37,8 @@ def test_every_results_file_has_provenance():
     for folder in folders:
         assert (folder / "provenance.json").is_file(), f"{folder.name}: no provenance.json"
         provenance = json.loads((folder / "provenance.json").read_text())
-        listed = {record["file"] for record in provenance["datasets"].values()}
+        listed = {record["file"] for record in [*provenance["datasets"].values(),
+                                                *provenance.get("tables", {}).values()]}
         on_disk = {p.name for p in folder.iterdir() if p.name.endswith((".csv", ".csv.gz"))}
         assert on_disk == listed, f"{folder.name}: files without provenance {on_disk - listed}"
         for key in ("package", "git_commit", "libraries", "cores", "models", "protocol"):
@@ -69,7 +70,8 @@ def test_a_further_table_must_name_a_dataset_of_the_registry(tmp_path):
     provenance["datasets"][f"{name}_more"] = {**record, "dataset": name}
     (folder / "provenance.json").write_text(json.dumps(provenance))
     tables, _ = course.stored_results(folder)
-    assert set(tables) == {name, f"{name}_more"}
+    assert {name, f"{name}_more"} <= set(tables)
+    pd.testing.assert_frame_equal(tables[f"{name}_more"], tables[name])
     provenance["datasets"][f"{name}_more"]["dataset"] = "nowhere"
     (folder / "provenance.json").write_text(json.dumps(provenance))
     with pytest.raises(ValueError, match="registry does not know"):
@@ -124,6 +126,46 @@ def test_a_compressed_file_is_checked_against_the_csv_the_run_wrote(tmp_path):
     next(iter(provenance["datasets"].values()))["csv_sha256"] = "0" * 64
     (folder / "provenance.json").write_text(json.dumps(provenance))
     with pytest.raises(ValueError, match="csv_sha256 differs"):
+        course.stored_results(folder)
+
+
+def _with_further_table(tmp_path):
+    """A copy of wang2025's results with a further table recorded under ``tables``."""
+    import hashlib
+
+    folder, provenance, _ = _copy(tmp_path)
+    path = folder / "yahoo_r3_extra.csv"
+    path.write_text("seed,model,metric,value\n0,IPS,diverged,1\n")
+    provenance["tables"] = {"yahoo_r3_extra": {
+        "file": path.name, "dataset": "yahoo_r3",
+        "sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
+        "data_sha256": provenance["datasets"]["yahoo_r3"]["data_sha256"]}}
+    (folder / "provenance.json").write_text(json.dumps(provenance))
+    return folder, provenance, path
+
+
+def test_a_further_table_is_read_and_checked_like_a_datasets(tmp_path):
+    folder, provenance, path = _with_further_table(tmp_path)
+    tables, _ = course.stored_results(folder)
+    assert set(tables) == {"yahoo_r3", "yahoo_r3_extra"}
+    assert tables["yahoo_r3_extra"]["metric"].tolist() == ["diverged"]
+    path.write_text("seed,model,metric,value\n0,IPS,diverged,0\n")  # edited by hand
+    with pytest.raises(ValueError, match="yahoo_r3_extra.csv is not the file"):
+        course.stored_results(folder)
+    for change, match in ((dict(dataset="netflix"), "registry does not know"),
+                          (dict(data_sha256={}), "yahoo_r3_extra results were computed on other"),
+                          (dict(file="../x.csv"), "names no results file")):
+        copy = json.loads(json.dumps(provenance))
+        copy["tables"]["yahoo_r3_extra"].update(change)
+        (folder / "provenance.json").write_text(json.dumps(copy))
+        with pytest.raises(ValueError, match=match):
+            course.stored_results(folder)
+    (folder / "provenance.json").write_text(json.dumps({**provenance, "tables": ["x"]}))
+    with pytest.raises(ValueError, match="'tables' must map"):
+        course.stored_results(folder)
+    twice = {**provenance, "tables": {"yahoo_r3": provenance["tables"]["yahoo_r3_extra"]}}
+    (folder / "provenance.json").write_text(json.dumps(twice))
+    with pytest.raises(ValueError, match="both as a dataset and"):
         course.stored_results(folder)
 
 
@@ -362,7 +404,7 @@ def test_wang2025_subsample_recomputes_to_1e12(monkeypatch):
     from replicate import WANG, WANG_TRAINERS, wang_seed
 
     tables, provenance = course.stored_results(RESULTS / "wang2025")
-    assert set(tables) == {"yahoo_r3"}, "wang2025 is stored for Yahoo! R3 only"
+    assert set(provenance["datasets"]) == {"yahoo_r3"}, "wang2025 is stored for Yahoo! R3 only"
     assert provenance["protocol"]["seeds"] == list(WANG["seeds"])
     assert provenance["protocol"]["epochs"] == WANG["epochs"]
     stored = tables["yahoo_r3"]
@@ -373,3 +415,55 @@ def test_wang2025_subsample_recomputes_to_1e12(monkeypatch):
     monkeypatch.setenv("RECBIAS_FIT_CACHE", "0")
     fresh, _ = wang_seed(_data("yahoo_r3"), seed=seed, cache=False)  # fits too: no cache
     _assert_same_rows(fresh, stored[stored["seed"] == seed], f"wang2025 seed {seed}")
+
+
+def test_carraro2022_smoothing_table_recomputes_to_1e12():
+    """Coat's RankSys-like run under the authors' notebook's smoothing (the table beside the
+    protocol's): one repetition, its test sets' numbers and three models' metrics."""
+    from replicate import CARRARO, CARRARO_SMOOTHINGS, carraro_data, carraro_smoothing_unit
+
+    from recbias_tutorial.replications import carraro2022
+
+    tables, provenance = course.stored_results(RESULTS / "carraro2022")
+    for name in provenance["datasets"]:
+        assert f"{name}_smoothing" in tables, f"no smoothing table for {name}: run `make replicate`"
+        stored = tables[f"{name}_smoothing"]
+        assert set(stored["smoothing"]) == set(CARRARO_SMOOTHINGS)
+        assert set(stored["item_power"]) == set(CARRARO["item_powers"])
+    stored = tables["coat_smoothing"]
+    rng = np.random.default_rng(20261126)  # fixed: the same subsample on every build
+    seed, power = int(rng.choice(CARRARO["seeds"])), float(rng.choice(CARRARO["item_powers"]))
+    models = provenance["models"]["coat"]["ranksys"]
+    grid = carraro2022.paper_grid(recommenders="ranksys")
+    picked = list(rng.choice(sorted(models["chosen"]), size=3, replace=False))
+    chosen = {m: grid[m][models["chosen"][m]["setting"]] for m in picked}
+    fresh, _, _ = carraro_smoothing_unit(carraro_data(_data("coat")), seed=seed, chosen=chosen,
+                                         item_power=power, smoothing="notebook")
+    old = stored[(stored["smoothing"] == "notebook") & (stored["item_power"] == power)
+                 & (stored["seed"] == seed) & stored["model"].isin(picked + ["(test set)"])]
+    _assert_same_rows(fresh, old.drop(columns=["smoothing", "item_power"]),
+                      f"carraro2022 coat smoothing=notebook w^{power:g} {picked} seed {seed}")
+
+
+def test_wang2025_ips_stability_subsample_recomputes_to_1e12():
+    """One seed of the IPS stability grid, in its cell with the 5% larger step (it diverges,
+    so it is refitted to the epoch before): status, epochs and Table 1's numbers."""
+    from replicate import WANG
+
+    from recbias_tutorial.replications import wang2025
+
+    tables, provenance = course.stored_results(RESULTS / "wang2025")
+    assert "yahoo_r3_ips_stability" in tables, "no IPS stability table: run `make replicate`"
+    stored = tables["yahoo_r3_ips_stability"]
+    assert set(stored["lr"]) == set(wang2025.IPS_STABILITY_LRS)
+    assert set(stored["seed"]) == set(WANG["seeds"])
+    rng = np.random.default_rng(20261126)  # fixed: the same subsample on every build
+    seed = int(rng.choice(WANG["seeds"]))
+    fresh = wang2025.ips_stability(_data("yahoo_r3"), seeds=[seed], lrs=[1.05e-5],
+                                   blocks=[(6000, 500)])
+    old = stored[(stored["seed"] == seed) & np.isclose(stored["lr"], 1.05e-5)
+                 & (stored["block_users"] == 6000)].drop(columns="model").reset_index(drop=True)
+    assert fresh["status"].tolist() == old["status"].tolist()
+    numbers = [c for c in fresh.columns if c != "status"]
+    np.testing.assert_allclose(fresh[numbers].to_numpy(float), old[numbers].to_numpy(float),
+                               rtol=0, atol=1e-12, err_msg=f"IPS stability seed {seed}")

@@ -61,8 +61,10 @@ NOTES: dict[str, dict] = {
         },
         "unstated": [
             ("how ids missing from the training or weighting data are handled",
-             "one pseudo-count of smoothing (the authors' notebook floors a missing posterior "
-             "at 1e-4)"),
+             "one pseudo-count of smoothing; the authors' notebook's rule (a zero share "
+             "becomes 1e-4) is run beside it and leaves Yahoo! R3's Figure 4 τ unchanged"),
+            ("MF's starting values (RankSys draws new ones on every run)",
+             "drawn afresh in each repetition, seeded from it"),
             ("what the Wilcoxon tests pair", "repetitions"),
             ("whether hyper-parameters are re-tuned in every repetition",
              "tuned once, on the first repetition's split, and kept for all ten"),
@@ -114,4 +116,47 @@ NOTES: dict[str, dict] = {
         ],
         "inconsistencies": [],
     },
+}
+
+#: Each verdict rule in two sentences, keyed by the report's ``rule`` column.
+RULES: dict[str, str] = {
+    "single run": (
+        "The paper reports one run, so its value is compared with where one more run of ours "
+        "would fall: the 95% prediction interval over our seeds, mean ± t·s·√(1 + 1/n), "
+        "wider than the interval of our mean. Inside it the number is reproduced; outside, "
+        "it goes in the same direction when it lies on the same side of the row's reference "
+        "as our mean, and differs otherwise."),
+    "mean over seeds": (
+        "The paper's mean over its runs (five, as ours: it states none) is compared with our "
+        "mean through the 95% interval of their difference, whose standard error counts the "
+        "noise of both means (our seeds' spread standing in for the paper's, which it does "
+        "not give). The number is reproduced when that interval holds zero, goes in the same "
+        "direction when not but both lie on the same side of the reference, and differs "
+        "otherwise."),
+    "ordering": (
+        "An ordering the paper shows (one model above another, from its one run) is counted "
+        "seed by seed: the share of our seeds that show it, and a two-sided sign test over "
+        "them (α = 0.05). It is reproduced when our seeds show it significantly, differs when "
+        "they show the reverse significantly, and is undetermined when they split."),
+    "tau": (
+        "Kendall's τ over five recommenders counts only the pairs D_gt separates (a paired "
+        "Wilcoxon test over the repetitions, α = 0.05), and the report gives the range of τ "
+        "over every order of the recommenders consistent with D_gt, with the share of "
+        "repetitions whose own τ is the paper's. The paper's τ differs when it lies outside "
+        "that range and is undetermined when the range holds other values too; it is "
+        "reproduced only when it is the one value D_gt allows and each contrast the paper "
+        "draws on it (WTD above FULL and SKEW, WTD_H above REG) holds in a sign test within "
+        "repetitions (α = 0.05)."),
+}
+
+#: The report's tally before issue 43 (``report.csv`` on main at 5770413, 40 headline numbers),
+#: per paper: (reproduced within our interval, differs). The old rule is gone (our mean's t
+#: interval for every number, and a bootstrap band of Figure 4's τ), so this is a record, not
+#: a computation: issue 43 counted 25 of 40 reproduced, 14 of them Carraro & Bridge's Figure 4
+#: rows that could not fail.
+TALLY_BEFORE: dict[str, tuple[int, int]] = {
+    "yang2018": (0, 8),
+    "carraro2022": (14, 0),
+    "jadidinejad2021": (10, 2),
+    "wang2025": (1, 5),
 }

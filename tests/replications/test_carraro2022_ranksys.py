@@ -35,7 +35,8 @@ def _frame(r: np.ndarray) -> pd.DataFrame:
 
 
 def _cosine_neighbours(r: np.ndarray, k: int) -> list[list[tuple[int, float]]]:
-    """VectorSimilarity.similarElems + TopKNeighborhood, one row at a time."""
+    """VectorSimilarity.similarElems + TopKNeighborhood, one row at a time (IntDoubleTopN
+    keeps the k largest (similarity, index) pairs: of tied neighbours, the higher index)."""
     out = []
     for a in range(len(r)):
         sims = []
@@ -44,7 +45,7 @@ def _cosine_neighbours(r: np.ndarray, k: int) -> list[list[tuple[int, float]]]:
             if b == a or product == 0.0:
                 continue
             sims.append((b, product / np.sqrt((r[a] ** 2).sum() * (r[b] ** 2).sum())))
-        sims.sort(key=lambda t: (-t[1], t[0]))
+        sims.sort(key=lambda t: (-t[1], -t[0]))
         out.append(sims[:k])
     return out
 
@@ -70,6 +71,33 @@ def test_item_knn_matches_ranksys_loops(ratings, k):
                 expected[u, i] += sim * ratings[u, j]
     got = fit_scores(RankSysItemKNN(k=k), _frame(ratings), n_users=N_USERS, n_items=N_ITEMS, seed=0)
     np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)
+
+
+#: Users 1 and 2 are equally similar to user 0 (their rating vectors are parallel: the cosine
+#: is 1/sqrt(10) for both, exactly in floating point) but rate differently (user 2 gives twice
+#: user 1's ratings); user 3 shares no item with user 0.
+TIED = np.array([[1.0, 1, 0, 0],
+                 [1.0, 0, 2, 0],
+                 [2.0, 0, 4, 0],
+                 [0.0, 0, 0, 5]])
+
+
+def test_a_tie_at_the_kth_neighbour_keeps_the_higher_index_as_ranksys_does():
+    """IntDoubleTopN compares (similarity, index): of users 1 and 2, tied for user 0's one
+    neighbour, it keeps user 2, whose ratings are twice user 1's, so the scores tell which
+    one was kept; the same for items 1 and 2 of the transposed matrix (ItemKNN)."""
+    sim = 1 / np.sqrt(2 * 5)  # cos(user 0, user 1) = cos(user 0, user 2)
+    assert np.isclose(sim, TIED[0] @ TIED[2] / np.sqrt((TIED[0] ** 2).sum() * (TIED[2] ** 2).sum()))
+    users = fit_scores(RankSysUserKNN(k=1), _frame(TIED), n_users=4, n_items=4, seed=0)
+    np.testing.assert_allclose(users[0], sim * TIED[2], rtol=1e-12)  # not sim * TIED[1]
+    assert not np.allclose(users[0], sim * TIED[1])
+    items = fit_scores(RankSysItemKNN(k=1), _frame(TIED.T), n_users=4, n_items=4, seed=0)
+    expected = np.zeros((4, 4))  # ItemKNN on TIED.T: item j's one neighbour, kept per RankSys
+    for j, neighbours in enumerate(_cosine_neighbours(TIED, 1)):
+        for i, s_ in neighbours:
+            expected[:, i] += s_ * TIED.T[:, j]
+    np.testing.assert_allclose(items, expected, rtol=1e-12, atol=1e-12)
+    assert _cosine_neighbours(TIED, 1)[0] == [(2, pytest.approx(sim))]
 
 
 def test_item_knn_differs_from_scoring_by_the_items_own_neighbours(ratings):

@@ -37,7 +37,11 @@ reading of Tables 3 and 4) and
 hyper-parameter grid (:data:`PAPER_GRID`), as Cornac stand-ins or
 (``paper_grid(recommenders="ranksys")``) as the paper's kind, RankSys's top-N scorers
 (:class:`RankSysUserKNN`, :class:`RankSysItemKNN`, :class:`ImplicitALS`);
-:func:`tau_bands` adds a bootstrap band over the repetitions to Figure 4's tau and
+:func:`tau_bands` adds a bootstrap band over the repetitions to Figure 4's tau,
+:func:`figure4_verdicts` grades it on the pairs of recommenders D_gt separates (and
+:func:`figure4_sign_tests` the paper's contrasts, within repetitions),
+:func:`smoothing_comparison` sets the course's add-one rule for absent ids beside the authors'
+notebook's (a zero share becomes 1e-4) and
 :func:`popular_share` measures how much of each test set lies on the most-logged items;
 ``PAPER_*`` constants hold the values the paper's text states. :func:`posterior_check` and
 :func:`weight_noise` examine the data (Eq. 1-6; the noise of WTD's estimated MAR posteriors).
@@ -53,6 +57,8 @@ from ._extensions import (best_sizes, difference_from_truth, kendall_vs_truth,
 from ._data import (PAPER_TABLE2_KL, kl_by_seed, posterior_check, table2_kl,
                     weight_noise)
 from ._bands import popular_share, tau_bands
+from ._grading import (FIGURE4_CONTRASTS, figure4_sign_tests, figure4_verdicts,
+                       smoothing_comparison)
 from ._models import PAPER_GRID, RECOMMENDER_KINDS, paper_grid, paper_models
 from ._ranksys import ImplicitALS, RankSysItemKNN, RankSysUserKNN
 from ._protocol import (METRICS, SIZES, TEST_SET_NAMES, ProtocolSplit,
@@ -63,6 +69,7 @@ from ._tables import (PAPER_CLOSEST, PAPER_FIGURE4_TAU, PAPER_TABLE5,
                       table4_wilcoxon, table5_wilcoxon, tau_on_means)
 
 __all__ = [
+    "FIGURE4_CONTRASTS",
     "METRICS",
     "PAPER_CLOSEST",
     "PAPER_FIGURE4_TAU",
@@ -76,7 +83,9 @@ __all__ = [
     "RankSysUserKNN",
     "closest_test_sets",
     "draw_test_sets",
+    "figure4_sign_tests",
     "figure4_tau",
+    "figure4_verdicts",
     "kl_by_seed",
     "paper_grid",
     "paper_models",
@@ -98,6 +107,7 @@ __all__ = [
     "mean_difference",
     "run_protocol",
     "run_repetition",
+    "smoothing_comparison",
     "split_feedback",
     "tune",
     "wilcoxon_vs_truth",

@@ -16,20 +16,12 @@ import pandas as pd
 from ..._params import Interval, Seed, declare
 from ..._result_cache import cached_table
 from ..._validation import as_generator, check_seeds
+from ..._verdicts import _tau_b
 from ...data import FeedbackData
 from ...sampling import STRATEGIES
 from ._protocol import (SIZES, TEST_SET_NAMES, _ORDER, _check_metrics, _check_sizes,
                         _check_strategies,
                         draw_test_sets, split_feedback)
-
-
-def _tau_b(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """Kendall's tau-b along the last axis (models) of broadcastable arrays; NaN if constant."""
-    i, j = np.triu_indices(x.shape[-1], k=1)
-    sx, sy = np.sign(x[..., i] - x[..., j]), np.sign(y[..., i] - y[..., j])
-    den = np.sqrt((sx != 0).sum(-1) * (sy != 0).sum(-1))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(den > 0, (sx * sy).sum(-1) / den, np.nan)
 
 
 @declare(n_boot=Interval(int, 1), seed=Seed(), confidence=Interval(float, 0.0, 1.0, open="both"))

@@ -22,7 +22,10 @@ from ..._validation import (as_generator, check_column_name, check_finite_column
                             check_sequence, check_unique_rows, seed_int)
 from ...data import FeedbackData, random_split
 from ...metrics import rank_positions, subset_metrics
-from ...sampling import STRATEGIES, intervene
+from ...sampling import STRATEGIES, intervene, intervention_weights
+
+#: The declared rule of ``smoothing`` (as :func:`recbias_tutorial.sampling.intervene` has it).
+_SMOOTHING = intervention_weights.__rules__["smoothing"]
 
 #: Metrics computed on every test set (all "@k").
 METRICS: tuple[str, ...] = ("recall", "precision", "ndcg", "map")
@@ -262,9 +265,10 @@ def _check_sizes(sizes: Any) -> tuple[float, ...]:
     return tuple(float(s) for s in out)
 
 
-@declare(item_power=Interval(float, 0.0))
+@declare(item_power=Interval(float, 0.0), smoothing=_SMOOTHING)
 def draw_test_sets(split: ProtocolSplit, *, strategies: Sequence[str] = STRATEGIES,
-                   sizes: Sequence[float] = SIZES, item_power: float = 2.0) -> dict[tuple[str, float], np.ndarray]:
+                   sizes: Sequence[float] = SIZES, item_power: float = 2.0,
+                   smoothing: float | str = 1.0) -> dict[tuple[str, float], np.ndarray]:
     """The intervened test sets of one repetition, as row positions in ``split.heldout``.
 
     ``full`` is drawn at size 1 only, every other strategy at every size. Each test set has
@@ -282,6 +286,10 @@ def draw_test_sets(split: ProtocolSplit, *, strategies: Sequence[str] = STRATEGI
         Sample sizes rho_p as fractions of D_he.
     item_power : float, default 2.0
         Exponent of the WTD/WTD_H item weight.
+    smoothing : float or "notebook", default 1.0
+        The rule for ids absent from D_tr or D_w (see :mod:`recbias_tutorial.sampling`):
+        the course's additive pseudo-count, or ``"notebook"``, the authors' notebook's (a
+        zero share becomes 1e-4).
 
     Returns
     -------
@@ -293,7 +301,7 @@ def draw_test_sets(split: ProtocolSplit, *, strategies: Sequence[str] = STRATEGI
     ValueError
         If ``split`` is not a :class:`ProtocolSplit`; if ``strategies`` is empty or not a
         subset of ``STRATEGIES``; if ``sizes`` are not fractions in (0, 1]; on an invalid
-        ``item_power`` (see :func:`recbias_tutorial.sampling.intervene`).
+        ``item_power`` or ``smoothing`` (see :func:`recbias_tutorial.sampling.intervene`).
 
     See Also
     --------
@@ -320,7 +328,8 @@ def draw_test_sets(split: ProtocolSplit, *, strategies: Sequence[str] = STRATEGI
         for z_idx, size in enumerate((1.0,) if strategy == "full" else sizes):
             rng = np.random.default_rng([seed, s_idx, z_idx])
             sample = intervene(split.heldout, strategy=strategy, size=size, train=split.train,
-                               mar=split.weights, item_power=item_power, seed=rng)
+                               mar=split.weights, item_power=item_power, seed=rng,
+                               smoothing=smoothing)
             samples[(strategy, size)] = np.sort(sample.index.to_numpy())  # heldout has a RangeIndex
     return samples
 

@@ -9,7 +9,9 @@ own (its ``RecommenderExample``). These classes compute the same scores as RankS
 * similarity ``Similarities.vectorCosine``: the cosine of the raw rating vectors,
   :math:`\mathrm{sim}(a, b) = \langle r_a, r_b \rangle / \sqrt{\|r_a\|^2 \|r_b\|^2}`, only for
   pairs with a non-zero product, never with itself;
-* neighbourhood ``TopKNeighborhood``: the ``k`` most similar (ties: the lower index first);
+* neighbourhood ``TopKNeighborhood``: the ``k`` most similar, kept in RankSys's
+  ``IntDoubleTopN``, which orders by (similarity, index): of neighbours tied at the ``k``-th
+  place, the higher index is kept;
 * ``UserNeighborhoodRecommender`` (q = 1): :math:`s_{ui} = \sum_{v \in N_k(u)}
   \mathrm{sim}(u, v)^q\, r_{vi}`;
 * ``ItemNeighborhoodRecommender`` (q = 1): :math:`s_{ui} = \sum_{j \in I_u} \sum_{i \in
@@ -38,8 +40,8 @@ import scipy.sparse as sp
 from cornac.exception import ScoreException
 from cornac.models import Recommender
 
-from ..._params import Interval, Seed, declare
-from ..._validation import as_generator
+from ..._params import Interval, Options, Seed, declare
+from ..._validation import as_generator, seed_int
 
 #: A fingerprint of this file: part of every model's state, so that the fit cache (keyed by
 #: a model's class and state) never returns scores computed by an older version of it.
@@ -54,7 +56,9 @@ def vector_cosine_neighbours(ratings: sp.csr_matrix, k: int, *, chunk: int = 102
     """Row-wise top-``k`` neighbourhoods of RankSys's vector cosine, as a sparse matrix.
 
     Row ``a`` holds :math:`\\mathrm{sim}(a, b)` for the ``k`` rows ``b != a`` most similar to
-    ``a`` among those with a non-zero inner product (ties: the lower index first).
+    ``a`` among those with a non-zero inner product. Ties at the ``k``-th place keep the
+    higher index, as RankSys's ``IntDoubleTopN`` does (it compares the similarity, then the
+    index, and keeps the ``k`` largest pairs).
 
     Examples
     --------
@@ -76,7 +80,9 @@ def vector_cosine_neighbours(ratings: sp.csr_matrix, k: int, *, chunk: int = 102
             sim = product / np.outer(norm[start:stop], norm)
         sim[product == 0.0] = 0.0
         take = min(k, n)
-        order = np.argsort(-sim, axis=1, kind="stable")[:, :take]  # ties: lower index first
+        # IntDoubleTopN keeps the k largest (similarity, index) pairs: on ties, the higher
+        # index. A stable sort of the reversed columns puts it first; map back to the index.
+        order = n - 1 - np.argsort(-sim[:, ::-1], axis=1, kind="stable")[:, :take]
         top = np.take_along_axis(sim, order, axis=1)
         keep = top > 0.0  # RankSys keeps only pairs with a non-zero product
         r_idx = np.repeat(np.arange(start, stop), take).reshape(-1, take)
@@ -298,6 +304,12 @@ class ImplicitALS(_RankSysModel):
         ALS iterations (each: items, then users).
     seed : int, default 0
         Seed of the initial factors (RankSys: ``sqrt(1/k) * Math.random()``).
+    fresh_starts : bool, default False
+        Draw the initial factors from ``(seed, the fit's seed)`` instead of ``seed`` alone:
+        the fit's seed is the Cornac dataset's, which Carraro & Bridge's protocol sets to the
+        repetition's, so each repetition starts from other values, as RankSys's
+        ``ALSFactorizer`` draws new ones (``Math.random()``) on every run. ``False`` starts
+        every fit from the same values.
     name : str, default "MF"
 
     Raises
@@ -315,21 +327,28 @@ class ImplicitALS(_RankSysModel):
     >>> train = pd.DataFrame({"user": [0, 0, 1, 2], "item": [0, 1, 1, 2], "rating": [5.0, 3, 4, 2]})
     >>> fit_scores(ImplicitALS(k=2, n_iter=5), train, n_users=3, n_items=3, seed=0).shape
     (3, 3)
+    >>> a, b = (fit_scores(ImplicitALS(k=2, n_iter=5, fresh_starts=True), train, n_users=3,
+    ...                    n_items=3, seed=s) for s in (0, 1))  # two repetitions' seeds
+    >>> bool((a != b).any())
+    True
     """
 
     @declare(k=Interval(int, 1), lambda_reg=Interval(float, 0.0),
-             alpha=Interval(float, 0.0, open="low"), n_iter=Interval(int, 1), seed=Seed())
+             alpha=Interval(float, 0.0, open="low"), n_iter=Interval(int, 1), seed=Seed(),
+             fresh_starts=Options((False, True)))
     def __init__(self, k: int = 50, lambda_reg: float = 0.1, alpha: float = RANKSYS_DEFAULTS["alpha"],
-                 n_iter: int = RANKSYS_DEFAULTS["n_iter"], seed: int = 0, name: str = "MF") -> None:
+                 n_iter: int = RANKSYS_DEFAULTS["n_iter"], seed: int = 0,
+                 fresh_starts: bool = False, name: str = "MF") -> None:
         super().__init__(name, k=int(k), lambda_reg=float(lambda_reg), alpha=float(alpha),
-                         n_iter=int(n_iter), seed=seed)
+                         n_iter=int(n_iter), seed=seed, fresh_starts=bool(fresh_starts))
 
     def fit(self, train_set: cornac.data.Dataset, val_set: cornac.data.Dataset | None = None):
         """Alternate the item and user half-steps ``n_iter`` times, as RankSys does."""
         Recommender.fit(self, train_set, val_set)
         users, items, ratings = (np.asarray(a) for a in train_set.uir_tuple)
         users, items, ratings = users.astype(np.int64), items.astype(np.int64), ratings.astype(float)
-        rng = as_generator(self.seed)
+        rng = (np.random.default_rng([seed_int(self.seed), seed_int(train_set.seed)])
+               if self.fresh_starts else as_generator(self.seed))
         scale = np.sqrt(1.0 / self.k)
         p = scale * rng.random((train_set.num_users, self.k))
         q = scale * rng.random((train_set.num_items, self.k))
@@ -348,12 +367,14 @@ class ImplicitALS(_RankSysModel):
 
 
 def ranksys_grid(grid: dict[str, dict[str, tuple]]) -> dict[str, dict[str, Any]]:
-    """The paper's grid over the three RankSys-like recommenders (see ``paper_grid``)."""
+    """The paper's grid over the three RankSys-like recommenders (see ``paper_grid``); MF
+    draws fresh starting values in each repetition (``fresh_starts=True``), as RankSys does."""
     from functools import partial
 
     out: dict[str, dict[str, Any]] = {}
     for name, cls in (("UB_KNN", RankSysUserKNN), ("IB_KNN", RankSysItemKNN)):
         out[name] = {f"k={k}": partial(cls, k=k) for k in grid["neighbours"][name]}
-    out["MF"] = {f"k={k}, λ={reg:g}": partial(ImplicitALS, k=k, lambda_reg=reg, seed=0)
+    out["MF"] = {f"k={k}, λ={reg:g}": partial(ImplicitALS, k=k, lambda_reg=reg, seed=0,
+                                              fresh_starts=True)
                  for k in grid["MF"]["factors"] for reg in grid["MF"]["regularisation"]}
     return out

@@ -19,9 +19,9 @@ from ..._params import Interval, Seed, declare
 from ...data import FeedbackData
 from ..._validation import check_seeds, seed_int
 from ...metrics import subset_metrics
-from ._protocol import (METRICS, SIZES, ModelFactory, _check_factories, _check_protocol_data,
-                        _check_sizes, _check_strategies, _ranked, draw_test_sets,
-                        split_feedback)
+from ._protocol import (_SMOOTHING, METRICS, SIZES, ModelFactory, _check_factories,
+                        _check_protocol_data, _check_sizes, _check_strategies, _ranked,
+                        draw_test_sets, split_feedback)
 from ...sampling import STRATEGIES
 from ...stats import kl_divergence, rating_distribution
 
@@ -69,11 +69,12 @@ class Repetition:
 
 
 @declare(seed=Seed(), item_power=Interval(float, 0.0), k=Interval(int, 1),
-         threshold=Interval(float, optional=True))
+         threshold=Interval(float, optional=True), smoothing=_SMOOTHING)
 def run_repetition(data: FeedbackData, factories: Mapping[str, ModelFactory], *, seed: int,
                    strategies: Sequence[str] = STRATEGIES, sizes: Sequence[float] = SIZES,
                    item_power: float = 2.0, k: int = 10, threshold: float | None = None,
-                   support: Sequence[float] | None = None) -> Repetition:
+                   support: Sequence[float] | None = None,
+                   smoothing: float | str = 1.0) -> Repetition:
     """One repetition of the protocol: split, fit once, evaluate on every test set.
 
     Every model is fitted once on D_tr and ranks the pairs of D_he and D_gt once (full
@@ -103,6 +104,9 @@ def run_repetition(data: FeedbackData, factories: Mapping[str, ModelFactory], *,
         Relevance threshold; default ``data.threshold``.
     support : sequence of float, optional
         Rating values for the distributions and KL; default the values in the data.
+    smoothing : float or "notebook", default 1.0
+        The rule for ids absent from D_tr or D_w (:func:`draw_test_sets`): the course's
+        additive pseudo-count, or ``"notebook"``, the authors' (a zero share becomes 1e-4).
 
     Returns
     -------
@@ -117,7 +121,8 @@ def run_repetition(data: FeedbackData, factories: Mapping[str, ModelFactory], *,
         return a Cornac recommender; if ``seed`` is missing or not a non-negative int or
         Generator; if ``sizes`` are not fractions in (0, 1]; if ``strategies`` is empty or
         not a subset of ``STRATEGIES``; on an invalid ``data`` (see
-        :func:`split_feedback`); if ``item_power`` is negative; if ``k`` is not an integer
+        :func:`split_feedback`); if ``item_power`` is negative or ``smoothing`` neither a
+        number >= 0 nor ``"notebook"``; if ``k`` is not an integer
         in ``1..n_items`` or ``threshold`` (when given) not a finite number; if ``support``
         misses a rating value of a test set.
 
@@ -146,7 +151,8 @@ def run_repetition(data: FeedbackData, factories: Mapping[str, ModelFactory], *,
     if support is None:
         support = np.unique(np.concatenate([data.mnar["rating"].to_numpy(float), data.mar["rating"].to_numpy(float)]))
 
-    samples = draw_test_sets(split, strategies=strategies, sizes=sizes, item_power=item_power)
+    samples = draw_test_sets(split, strategies=strategies, sizes=sizes, item_power=item_power,
+                             smoothing=smoothing)
 
     ranked = _ranked(factories, split, {"heldout": split.heldout, "gt": split.gt},
                      n_users=data.n_users, n_items=data.n_items, k=k)
@@ -197,7 +203,7 @@ def run_protocol(data: FeedbackData, factories: Mapping[str, ModelFactory], *, s
         state does not follow from their parameters are never cached.
     **kwargs
         Passed to :func:`run_repetition` (``strategies``, ``sizes``, ``item_power``, ``k``,
-        ``threshold``, ``support``).
+        ``threshold``, ``support``, ``smoothing``).
 
     Returns
     -------

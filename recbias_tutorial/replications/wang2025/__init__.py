@@ -27,7 +27,10 @@ random test set. This module holds:
   ``regularisation="equal"`` gives IPS-MF MF's penalty (:data:`REGULARISATION`);
 * :func:`convention_ladder` — both schemes under each convention the paper leaves unstated
   (:data:`CANDIDATES`, :data:`USERS`, K̄), and :func:`ordering_over_seeds` — paired tests of
-  each ordering of two models over seeds.
+  each ordering of two models over seeds;
+* :func:`ips_stability` / :func:`ips_stability_table` — how close AutoDebias's IPS runs to
+  divergence: learning rates around 1e-5 (:data:`IPS_STABILITY_LRS`) and block partitions
+  (:data:`IPS_STABILITY_BLOCKS`) against divergence, over seeds.
 """
 
 from __future__ import annotations
@@ -36,14 +39,17 @@ import pandas as pd
 
 from ._ladder import CANDIDATES, USERS, convention_ladder, ordering_over_seeds
 from ._models import REGULARISATION, course_trainers
+from ._stability import (IPS_STABILITY_BLOCKS, IPS_STABILITY_LRS, ips_stability,
+                         ips_stability_table)
 from ._protocol import (model_curves, paired_bootstrap, paper_random_split, scheme_table,
                         scheme_users, summarise_schemes)
 from ._trainers import (AUTODEBIAS_YAHOO, AutoDebiasFit, TrainingDiverged, autodebias_split,
                         fit_autodebias, signed_labels)
 
-__all__ = ["AUTODEBIAS_YAHOO", "AutoDebiasFit", "CANDIDATES", "PAPER_DATASETS", "PAPER_TABLE1",
+__all__ = ["AUTODEBIAS_YAHOO", "AutoDebiasFit", "CANDIDATES", "IPS_STABILITY_BLOCKS",
+           "IPS_STABILITY_LRS", "PAPER_DATASETS", "PAPER_TABLE1",
            "REGULARISATION", "TrainingDiverged", "USERS", "autodebias_split", "convention_ladder", "course_trainers",
-           "fit_autodebias", "model_curves", "ordering_over_seeds", "paired_bootstrap",
+           "fit_autodebias", "ips_stability", "ips_stability_table", "model_curves", "ordering_over_seeds", "paired_bootstrap",
            "paper_random_split", "scheme_table", "scheme_users", "signed_labels",
            "summarise_schemes"]
 

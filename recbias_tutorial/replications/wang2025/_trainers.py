@@ -48,7 +48,12 @@ _TRAINING = dict(factors=10, epochs=500, patience=60, block=(6000, 500))
 
 class TrainingDiverged(ValueError):
     """A trainer's weights or predictions became NaN or infinite: its step size is too large
-    for the data; no fit is returned."""
+    for the data; no fit is returned. ``epoch`` is the (0-based) epoch that diverged, when the
+    trainer knows it (the epochs before it ran without overflow)."""
+
+    def __init__(self, message: str, *, epoch: int | None = None) -> None:
+        super().__init__(message)
+        self.epoch = epoch
 
 
 @dataclass(frozen=True)
@@ -277,8 +282,8 @@ def _diverged(method: str, settings: dict, epoch: int):
                           if k == "lr" or method == "DR")
         raise TrainingDiverged(
             f"{method} training diverged in epoch {epoch} ({err}): {steps} is too large a step "
-            "for these data; pass a smaller lr" + (" or imputation_lr" if method == "DR" else "")
-        ) from None
+            "for these data; pass a smaller lr" + (" or imputation_lr" if method == "DR" else ""),
+            epoch=epoch) from None
 
 
 class _NonFinite(ArithmeticError):
