@@ -3,9 +3,9 @@ r"""Figure 4 graded: τ on the pairs D_gt separates, and the paper's contrasts (
 Everything here is re-exported by :mod:`recbias_tutorial.replications.carraro2022`. With five
 recommenders τ moves in steps of 0.2, and when D_gt cannot order some of them (a tie over
 the repetitions) τ depends on which way that tie falls; these functions grade the paper's
-values with :func:`recbias_tutorial._verdicts.tau_verdict` and its contrasts (WTD above FULL
+values with :func:`recbias_tutorial.replications.report.tau_verdict` and its contrasts (WTD above FULL
 and SKEW, WTD_H above REG) with a sign test within repetitions
-(:func:`recbias_tutorial._verdicts.contrast_verdict`).
+(:func:`recbias_tutorial.replications.report.contrast_verdict`).
 """
 
 from __future__ import annotations
@@ -80,7 +80,7 @@ def figure4_sign_tests(metrics: pd.DataFrame, *, metric: str = "recall", alpha: 
     In every repetition, τ of WTD (WTD_H) against D_gt is compared with τ of FULL at ρp = 1
     and of SKEW (of REG) at the same ρp: a win, a tie or a loss. The paper's difference is
     its two stated τ values' (e.g. WTD 1.0 − FULL 0.6 = 0.4 at ρp = 0.6), graded by
-    :func:`recbias_tutorial._verdicts.contrast_verdict`.
+    :func:`recbias_tutorial.replications.report.contrast_verdict`.
 
     Parameters
     ----------
@@ -133,7 +133,7 @@ def figure4_verdicts(metrics: pd.DataFrame, *, metric: str = "recall", alpha: fl
     the 10 pairs of recommenders D_gt separates (paired Wilcoxon over repetitions,
     ``alpha``), τ over those pairs only, and the range of τ over the orders of the
     recommenders consistent with D_gt; the share of repetitions whose own τ equals the
-    paper's; and the verdict of :func:`recbias_tutorial._verdicts.tau_verdict`, which for WTD
+    paper's; and the verdict of :func:`recbias_tutorial.replications.report.tau_verdict`, which for WTD
     and WTD_H also needs the contrasts of :func:`figure4_sign_tests` at that ρp to hold.
 
     Parameters
