@@ -52,6 +52,7 @@ import pandas as pd
 
 from . import _protocol as _proto
 from . import _authors as _authors
+from . import _grid as _grid_module
 from . import _readings as _readings
 from ._authors import Reading, authors_split, reading_rows, sampled_candidates, user_terms
 from ._extensions import agreement_table, course_models, estimate_models, summarise
@@ -64,15 +65,15 @@ from ._runs import (authors_models, authors_split_table, mae_summary, pmf_traini
                     snips_reduction)
 from ._tables import mae_over_splits, per_model_mae
 
-__all__ = ["AUTHORS", "CHECK_MODELS", "COURSE", "GAMMAS", "GRID_CHOICES", "LADDER",
+__all__ = ["AUTHORS", "CHECK_MODELS", "COURSE", "GAMMAS", "GRID_CHOICES", "GRID_KEY", "LADDER",
            "PAPER_MAE_RECALL", "READINGS", "Reading", "SEARCH_MODELS", "SLIDES", "SLIDES_FAMILY",
-           "SLIDES_LADDER", "SLIDES_NEGATIVES", "SLIDE_MODELS", "agreement_table", "authors_models",
-           "authors_split", "authors_split_table", "course_models", "direction_test",
-           "estimate_models", "evaluate_readings", "grid_family", "grid_name", "grid_rows",
-           "grid_search", "grid_table", "mae_over_splits", "mae_summary", "per_model_mae",
-           "pmf_training", "reading_grid", "reading_rows", "same_users", "sampled_candidates",
-           "snips_protocols", "snips_reduction", "split_user_table", "summarise", "user_table",
-           "user_terms"]
+           "SLIDES_LADDER", "SLIDES_NEGATIVES", "SLIDE_MODELS", "TEST_NEGATIVES", "TRUTHS",
+           "agreement_table", "authors_models", "authors_split", "authors_split_table",
+           "course_models", "direction_test", "estimate_models", "evaluate_readings",
+           "grid_family", "grid_name", "grid_rows", "grid_search", "grid_table", "mae_over_splits",
+           "mae_summary", "per_model_mae", "pmf_training", "reading_grid", "reading_rows",
+           "same_users", "sampled_candidates", "snips_protocols", "snips_reduction",
+           "split_user_table", "summarise", "user_table", "user_terms"]
 
 #: The sensitivity grid of the popularity exponent gamma used by the paper.
 GAMMAS: tuple[float, ...] = _proto.GAMMAS
@@ -114,7 +115,9 @@ LADDER: tuple[Reading, ...] = _readings.LADDER
 #: with BPR and PMF; U-CML and A-CML only check it.
 SLIDES: Reading = _readings.SLIDES
 
-#: From :data:`AUTHORS` to :data:`SLIDES` one change at a time: MAR candidates, then K = 10.
+#: From :data:`AUTHORS` to :data:`SLIDES` one choice at a time: the MAR side's candidates,
+#: then K = 10 on the MNAR side, then on the MAR side (that last but one step is a grid
+#: reading, stored for the slides' four models in the grid file).
 SLIDES_LADDER: tuple[Reading, ...] = _readings.SLIDES_LADDER
 
 #: :data:`SLIDES` and the MAR truths that fit the slides about as well: every item, every
@@ -126,5 +129,16 @@ SLIDES_FAMILY: tuple[Reading, ...] = _readings.SLIDES_FAMILY
 #: sensitivity; the authors: 200 for BPR and PMF, 300 for U-CML and A-CML).
 SLIDES_NEGATIVES: tuple[Reading, ...] = _readings.SLIDES_NEGATIVES
 
-#: Every named reading, as the stored full-scale run holds them.
+#: Every named reading the stored full-scale run holds for every model.
 READINGS: tuple[Reading, ...] = _readings.READINGS
+
+#: The MAR-side candidate sets a :class:`Reading` may name (``truth``).
+TRUTHS: tuple[str, ...] = _readings.TRUTHS
+
+#: Negatives the test scripts sample for the MAR side (200 for every model), which ``eq``
+#: cuts off; ``truth="sampled"`` keeps them.
+TEST_NEGATIVES: int = _readings.TEST_NEGATIVES
+
+#: The fields that key a grid reading (a :class:`Reading`'s, without its name) in
+#: :func:`grid_table` and :func:`grid_search`.
+GRID_KEY: list[str] = _grid_module.GRID_KEY
