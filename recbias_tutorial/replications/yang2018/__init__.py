@@ -56,9 +56,8 @@ from . import _grid as _grid_module
 from . import _readings as _readings
 from ._authors import Reading, authors_split, reading_rows, sampled_candidates, user_terms
 from ._extensions import agreement_table, course_models, estimate_models, summarise
-from ._grid import (CHECK_MODELS, SEARCH_MODELS, SLIDE_MODELS, direction_test, grid_family,
-                    grid_rows, grid_search, grid_table)
-from ._readings import GRID_CHOICES, grid_name, reading_grid
+from ._grid import direction_test, grid_family, grid_rows, grid_search, grid_table
+from ._readings import grid_name, reading_grid
 from ._protocol import same_users, snips_protocols, split_user_table, user_table
 from ._sides import evaluate_readings
 from ._runs import (authors_models, authors_split_table, mae_summary, pmf_training,
@@ -138,6 +137,19 @@ TRUTHS: tuple[str, ...] = _readings.TRUTHS
 #: Negatives the test scripts sample for the MAR side (200 for every model), which ``eq``
 #: cuts off; ``truth="sampled"`` keeps them.
 TEST_NEGATIVES: int = _readings.TEST_NEGATIVES
+
+#: The slides' model names -> the stored run's (:func:`authors_models`).
+SLIDE_MODELS: dict[str, str] = _grid_module.SLIDE_MODELS
+
+#: The slides' models the grid was searched with (BPR, PMF).
+SEARCH_MODELS: tuple[str, ...] = _grid_module.SEARCH_MODELS
+
+#: The slides' models that only check what the search found (U-CML, A-CML).
+CHECK_MODELS: tuple[str, ...] = _grid_module.CHECK_MODELS
+
+#: The grid's choices (:func:`reading_grid`): MNAR and MAR candidates, each side's cut-off,
+#: users and MAE.
+GRID_CHOICES: dict = _readings.GRID_CHOICES
 
 #: The fields that key a grid reading (a :class:`Reading`'s, without its name) in
 #: :func:`grid_table` and :func:`grid_search`.

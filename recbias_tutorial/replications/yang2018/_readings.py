@@ -66,11 +66,11 @@ class Reading:
     mae : str
         ``"aggregate"`` (:math:`|\\hat R - R|` of the means) or ``"per_user"`` (the mean of
         per-user gaps, common users only).
-    k_truth : int or None, default None
-        Recall cut-off of the MAR side; ``None``: ``k``.
-    n_negatives : int or None, default None
-        Sampled negatives per user on the MNAR side (``estimate="sampled"``); ``None``: the
-        authors' count for the model (300 for U-CML / A-CML, 200 otherwise).
+    k_truth : int or None
+        Recall cut-off of the MAR side; ``None`` (the default): ``k``.
+    n_negatives : int or None
+        Sampled negatives per user on the MNAR side (``estimate="sampled"``); ``None`` (the
+        default): the authors' count for the model (300 for U-CML / A-CML, 200 otherwise).
     """
 
     name: str
