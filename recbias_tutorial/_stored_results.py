@@ -102,7 +102,9 @@ def read_stored_results(results: str | os.PathLike) -> tuple[dict, dict]:
         raise ValueError(f"{folder}/provenance.json is not a provenance record of `make "
                          "replicate` (a mapping whose 'datasets' maps each dataset to a record "
                          f"of its file): {_advice(paper)}")
-    tables = {name: _read_table(folder, paper, name, name, record)
+    # a further file of a dataset may sit among the datasets, naming its dataset (yang2018's
+    # "yahoo_r3_grid" of "yahoo_r3"); newer runs list such files under "tables"
+    tables = {name: _read_table(folder, paper, name, record.get("dataset", name), record)
               for name, record in datasets.items()}
     extra = provenance.get("tables", {})
     if not isinstance(extra, dict) or not all(isinstance(r, dict) for r in extra.values()):

@@ -30,9 +30,11 @@ Implemented:
   (the paper's kind) x the WTD item weight w_u w_i^2 (the paper's §4.3) or w_u w_i (the
   authors' notebook); ``--recommenders`` / ``--item-powers`` re-run some of them, keeping the
   others' stored rows;
-* ``yang2018``: Section 5 as the authors' code ran it (yang2018.AUTHORS) and every rung of
-  yang2018.LADDER down to the course's reading, for the slides' four models and the course's
-  seven, Recall and AUC, 5 splits x 5 negative draws (one split per worker);
+* ``yang2018``: Section 5 as the authors' code ran it (yang2018.AUTHORS), every rung of
+  yang2018.LADDER down to the course's reading and the slides' reading with its ladder, family
+  and negative counts (yang2018.READINGS), for the slides' four models and the course's
+  seven, Recall and AUC, 5 splits x 5 negative draws (one split per worker); for the slides'
+  four models also the grid of readings searched against the slides (``yahoo_r3_grid``);
 * ``wang2025``: Table 1's Yahoo!R3 column (traditional Recall@5-bar and URE Recall@5) for the
   paper's trainers (MF, IPS and DR as in the AutoDebias baselines) and the course's MF,
   IPS-MF (with its own and with MF's penalty) and DR-MF, under each evaluation convention the
@@ -182,13 +184,17 @@ def _store(out: Path, name: str, rows: pd.DataFrame, wall: float, **extra) -> di
     return _dataset_record(out, name, rows, wall, **extra)
 
 
-def _dataset_record(out: Path, name: str, rows: pd.DataFrame, wall: float, **extra) -> dict:
+def _dataset_record(out: Path, name: str, rows: pd.DataFrame, wall: float, *,
+                    dataset: str | None = None, **extra) -> dict:
     """The provenance of one dataset's written file: its sha256 (reading refuses a file that
-    differs), data checksums, size, wall time, memory."""
+    differs), data checksums, size, wall time, memory. ``dataset``: the registry's dataset
+    when the file is a further table of it (e.g. ``yahoo_r3_grid`` of ``yahoo_r3``)."""
     path = _table_path(out, name)
+    source = {} if dataset in (None, name) else {"dataset": dataset}
     return {"file": path.name, "sha256": sha256sum(path), "rows": len(rows),
-            "models": int(rows["model"].nunique()), "git_commit": START_COMMIT,
-            "data_sha256": {f: h for f, h in _registry.SHA256.get(name, {}).items() if h},
+            "models": int(rows["model"].nunique()), "git_commit": START_COMMIT, **source,
+            "data_sha256": {f: h for f, h in _registry.SHA256.get(dataset or name, {}).items()
+                            if h},
             "wall_seconds": round(wall, 1), **extra, **_peak_memory()}
 
 
@@ -228,19 +234,21 @@ def _write(out: Path, provenance: dict) -> None:
 
 
 def _run_seeds(unit, data, name: str, seeds, what: str, n_jobs: int, out: Path,
-               provenance: dict, *, start: float | None = None, **record) -> None:
+               provenance: dict, *, start: float | None = None, tables=None, **record) -> None:
     """One dataset: ``unit(data, seed=s)`` for every seed (one per worker), stored with its
-    provenance (``record``: further fields; ``start``: when the dataset's run began)."""
+    provenance (``record``: further fields; ``start``: when the dataset's run began;
+    ``tables``: rows -> {file name: table}, when the rows make several files)."""
     start = time.perf_counter() if start is None else start
     run = Parallel(n_jobs=n_jobs, return_as="generator")(delayed(unit)(data, seed=s) for s in seeds)
     parts = list(tqdm(run, total=len(seeds), unit=what, desc=f"{name}: {what}s"))
     wall = time.perf_counter() - start
     rows = pd.concat([p[0] for p in parts], ignore_index=True)
-    provenance["datasets"][name] = _store(
-        out, name, rows, wall, read_from_cache=all(p[1] for p in parts),
-        unit_seconds={str(s): round(p[2], 1) for s, p in zip(seeds, parts)}, **record)
-    print(f"{name}: {rows['model'].nunique()} models, {len(seeds)} {what}s, {len(rows)} rows, "
-          f"{wall:.0f} s")
+    for key, table in (tables(rows) if tables else {name: rows}).items():
+        provenance["datasets"][key] = _store(
+            out, key, table, wall, dataset=name, read_from_cache=all(p[1] for p in parts),
+            unit_seconds={str(s): round(p[2], 1) for s, p in zip(seeds, parts)}, **record)
+        print(f"{key}: {table['model'].nunique()} models, {len(seeds)} {what}s, "
+              f"{len(table)} rows, {wall:.0f} s")
     _write(out, provenance)
 
 
@@ -601,8 +609,11 @@ def old_models(out: Path) -> dict:
 # --------------------------------------------------------------------------------------
 #: The datasets a paper's tables report; a run skips the others (with a printed note).
 PAPER_DATASETS = {"yang2018": ("yahoo_r3",), "wang2025": ("yahoo_r3",)}
-#: Yang et al.'s Section 5 as the authors' code ran it (yang2018.AUTHORS), and every rung of
-#: yang2018.LADDER down to the course's reading: 5 splits x 5 negative draws (the authors drew
+#: Yang et al.'s Section 5 as the authors' code ran it (yang2018.AUTHORS), every rung of
+#: yang2018.LADDER down to the course's reading, the slides' reading with its ladder, family
+#: and negative counts (yang2018.READINGS), and for the slides' four models the grid searched
+#: against the slides (yang2018.reading_grid: 576 readings, kept per split as the means over
+#: the draws in <dataset>_grid, yang2018.grid_table): 5 splits x 5 negative draws (the authors drew
 #: once, seed=10, on one split); 20% of the MNAR positives held out. n_iter: the authors train
 #: 10,001 Adam steps of 8,000, and so does the stored run (our numpy CML takes ~45 ms (U-CML)
 #: and ~130 ms (A-CML) per step on an idle core: about 30 min per split; Cornac's BPR / PMF
@@ -644,13 +655,22 @@ def yang_models(data, *, seed: int) -> dict:
 
 def yang_unit(data, *, seed: int, models: list[str] | None = None
               ) -> tuple[pd.DataFrame, bool, float]:
-    """One split: every reading of yang2018.LADDER, every draw: rows, read back?, seconds."""
+    """One split: every reading of yang2018.READINGS for every model, and of the grid for
+    the slides' four, every draw: rows, read back?, seconds."""
     start = time.perf_counter()
     zoo = yang_models(data, seed=seed)
     zoo = {m: zoo[m] for m in (models or zoo)}
-    rows = yang2018.authors_split_table(zoo, data, seed=seed, draws=YANG["draws"],
-                                        gammas=YANG["gammas"], val_share=YANG["val_share"])
+    rows = yang2018.authors_split_table(
+        zoo, data, seed=seed, draws=YANG["draws"], gammas=YANG["gammas"],
+        val_share=YANG["val_share"], readings=yang2018.READINGS, grid=yang2018.reading_grid(),
+        grid_models=[m for m in yang2018.SLIDE_MODELS.values() if m in zoo])
     return rows, False, time.perf_counter() - start
+
+
+def yang_tables(rows: pd.DataFrame, name: str = "yahoo_r3") -> dict[str, pd.DataFrame]:
+    """The stored files of a Yang run: the named readings' rows, and the grid per split."""
+    named = rows["reading"].isin([r.name for r in yang2018.READINGS])
+    return {name: rows[named].reset_index(drop=True), f"{name}_grid": yang2018.grid_table(rows)}
 
 
 def run_yang(datasets: list[str], n_jobs: int, out: Path) -> None:
@@ -661,7 +681,14 @@ def run_yang(datasets: list[str], n_jobs: int, out: Path) -> None:
         **{k: (list(v) if isinstance(v, tuple) else v) for k, v in YANG.items()},
         "source": "ylongqi/unbiased-offline-recommender-evaluation, experiments_section_5/ "
                   "(OpenRec legacy): see yang2018's _authors module for each step",
-        "readings": [dataclasses.asdict(r) for r in yang2018.LADDER],
+        "readings": [dataclasses.asdict(r) for r in yang2018.READINGS],
+        "grid": {"choices": {k: [list(v) if isinstance(v, tuple) else v for v in values]
+                             for k, values in yang2018.GRID_CHOICES.items()},
+                 "readings": len(yang2018.reading_grid()),
+                 "models": list(yang2018.SLIDE_MODELS.values()),
+                 "search_models": list(yang2018.SEARCH_MODELS),
+                 "check_models": list(yang2018.CHECK_MODELS),
+                 "stored": "per split: the means over the draws (yang2018.grid_table)"},
         "split": "seed s: random_split of the MNAR positives (rating >= 4), 80% train, 20% "
                  "held out; MAR ratings minus training pairs as the truth",
         "negatives": "draw d of split s: numpy default_rng([s, d]); 300 for U-CML/A-CML, "
@@ -672,7 +699,8 @@ def run_yang(datasets: list[str], n_jobs: int, out: Path) -> None:
                  "split, one draw)"},
         models={m: describe(model) for m, model in yang_models(rb.load("yahoo_r3"), seed=0).items()})
     for name in datasets:
-        _run_seeds(yang_unit, rb.load(name), name, YANG["seeds"], "split", n_jobs, out, provenance)
+        _run_seeds(yang_unit, rb.load(name), name, YANG["seeds"], "split", n_jobs, out, provenance,
+                   tables=partial(yang_tables, name=name))
 
 
 def wang_seed(data, *, seed: int, epochs: int = WANG["epochs"],

@@ -484,6 +484,52 @@ MORE_CASES = [
         PER_USER.assign(low=0.0, high=1.0, users=3)), "truth"),
     ("course_models threshold text", lambda: yang2018.course_models(threshold="4"), "threshold"),
     ("course_models threshold NaN", lambda: yang2018.course_models(threshold=np.nan), "threshold"),
+    # --- the Yang replication: the slides' reading, its grid and the search
+    ("Reading truth unknown", lambda: yang2018.Reading("x", truth="all"), "truth"),
+    ("Reading k_truth zero", lambda: yang2018.Reading("x", k_truth=0), "k_truth"),
+    ("Reading n_negatives full", lambda: yang2018.Reading("x", estimate="full", n_negatives=200),
+     "n_negatives"),
+    ("reading_grid ks empty", lambda: yang2018.reading_grid([]), "ks"),
+    ("reading_grid ks twice", lambda: yang2018.reading_grid([10, 10]), "ks"),
+    ("reading_grid ks bool", lambda: yang2018.reading_grid([True]), "ks"),
+    ("grid_table not a frame", lambda: yang2018.grid_table([1]), "rows"),
+    ("grid_table no grid rows", lambda: yang2018.grid_table(pd.DataFrame(
+        {c: [] for c in ("seed", "model", "reading", "draw", "metric", "estimator", "quantity",
+                         "value")})), "rows"),
+    ("grid_search missing column", lambda: yang2018.grid_search(T), "grid"),
+    ("grid_search cut zero", lambda: yang2018.grid_search(T, cut=0.0), "cut"),
+    ("grid_family missing column", lambda: yang2018.grid_family(T), "search"),
+    ("direction_test missing column", lambda: yang2018.direction_test(T), "table"),
+    ("authors_split_table grid_models", lambda: yang2018.authors_split_table(
+        {"m": rb.models.PosPop()}, rb.simulate(20, 10, seed=0, mean_ratings_per_user=3), seed=0,
+        grid_models=["other"]), "grid_models"),
+    ("authors_split_table grid_models text", lambda: yang2018.authors_split_table(
+        {"m": rb.models.PosPop()}, rb.simulate(20, 10, seed=0, mean_ratings_per_user=3), seed=0,
+        grid_models="m"), "grid_models"),
+    ("authors_split_table grid not readings", lambda: yang2018.authors_split_table(
+        {"m": rb.models.PosPop()}, rb.simulate(20, 10, seed=0, mean_ratings_per_user=3), seed=0,
+        grid=["grid: sampled / full"], grid_models=["m"]), "grid"),
+    ("Reading name empty", lambda: yang2018.Reading(" "), "name"),
+    ("Reading n_negatives negative", lambda: yang2018.Reading("x", n_negatives=-1), "n_negatives"),
+    ("grid_name not a Reading", lambda: yang2018.grid_name("slides' reading"), "reading"),
+    ("grid_table grid not readings", lambda: yang2018.grid_table(Y_GRID_ROWS, grid=["x"]), "grid"),
+    ("grid_table grid text", lambda: yang2018.grid_table(Y_GRID_ROWS, grid="x"), "grid"),
+    ("grid_search level negative", lambda: yang2018.grid_search(T, level=-0.1), "level"),
+    ("grid_search paper not a frame", lambda: yang2018.grid_search(Y_GRID, paper=[0.4]), "paper"),
+    ("grid_search paper lacks a model", lambda: yang2018.grid_search(
+        Y_GRID, paper=yang2018.PAPER_MAE_RECALL.drop(index="PMF")), "paper"),
+    ("grid_family not a frame", lambda: yang2018.grid_family([1]), "search"),
+    ("grid_rows missing column", lambda: yang2018.grid_rows(T, yang2018.SLIDES), "table"),
+    ("grid_rows not a Reading", lambda: yang2018.grid_rows(Y_GRID, "slides' reading"), "reading"),
+    ("grid_rows n_negatives", lambda: yang2018.grid_rows(Y_GRID, yang2018.SLIDES_NEGATIVES[-1]),
+     "n_negatives"),
+    ("grid_rows reading absent", lambda: yang2018.grid_rows(Y_GRID, yang2018.AUTHORS), "reading"),
+    ("direction_test readings empty", lambda: yang2018.direction_test(Y_DIR, readings=[]),
+     "readings"),
+    ("direction_test reading absent", lambda: yang2018.direction_test(Y_DIR, readings=["x"]),
+     "readings"),
+    ("direction_test metric", lambda: yang2018.direction_test(Y_DIR, readings=["r"],
+                                                              metric="ndcg"), "metric"),
     # --- Wang
     ("paper_random_split share", lambda: wang2025.paper_random_split(RAND, seed=0,
                                                                      test_share=1.0), "test_share"),
@@ -574,6 +620,15 @@ Y_COUNTS = np.bincount(Y_TRAIN["item"], minlength=30)
 _TERMS = pd.MultiIndex.from_tuples([("recall", "AOA")], names=["metric", "estimator"])
 Y_EST = pd.DataFrame([[1.0], [0.0]], index=[0, 1], columns=_TERMS)
 Y_TRU = pd.DataFrame([[0.0], [0.5]], index=[1, 2], columns=_TERMS)
+Y_GRID_ROWS = pd.DataFrame({"seed": 0, "model": "m", "reading": [yang2018.reading_grid()[0].name],
+                            "draw": 0, "metric": "recall", "estimator": "AOA",
+                            "quantity": "mae", "value": 0.1})
+Y_GRID = pd.DataFrame([{"seed": 0, "metric": "recall", "estimate": "sampled", "truth": "full",
+                        "k": 10, "k_truth": 10, "users": "own", "mae": "aggregate", "draws": 5,
+                        "model": "PMF (authors)", "AOA estimate": 0.42, "AOA truth": 0.04,
+                        "MAE: AOA": 0.38, "MAE: SNIPS γ=2.0": 0.27}])
+Y_DIR = pd.DataFrame({"seed": [0, 0], "model": "m", "reading": "r", "draw": 0, "metric": "recall",
+                      "estimator": "AOA", "quantity": ["estimate", "truth"], "value": [0.4, 0.1]})
 Y_RUNS = pd.DataFrame({"seed": [0, 1], "model": "m", "reading": "r", "draw": 0,
                        "metric": "recall", "estimator": "AOA", "quantity": "mae", "users": 5,
                        "value": [0.1, 0.3]})
@@ -732,6 +787,8 @@ REPLICATION_CASES = [
     ("user_terms gamma NaN", lambda: _terms(gammas={"g": np.nan}), "gammas"),
     ("user_terms gamma text", lambda: _terms(gammas={"g": "2"}), "gammas"),
     ("user_terms gamma below -1", lambda: _terms(gammas={"g": -2.0}), "gammas"),
+    ("user_terms outside text", lambda: _terms(outside="yes"), "outside"),
+    ("evaluate_readings candidates list", lambda: _readings(candidates=[]), "candidates"),
     ("user_terms gammas list", lambda: _terms(gammas=[2.0]), "gammas"),
     ("user_terms negative counts", lambda: _terms(counts=Y_COUNTS - 1), "counts"),
     ("user_terms fractional counts", lambda: _terms(counts=Y_COUNTS + 0.5), "counts"),

@@ -65,6 +65,26 @@ def test_provenance_with_other_data_is_refused(tmp_path):
         course.stored_results(tmp_path / "r")
 
 
+def test_a_further_table_must_name_a_dataset_of_the_registry(tmp_path):
+    """yang2018's grid is a second file of Yahoo! R3: its record names the dataset, whose
+    checksums it must carry like any other record; a name outside the registry is refused."""
+    folder, provenance, path = _copy(tmp_path)
+    (name, record), = provenance["datasets"].items()
+    provenance["datasets"][f"{name}_more"] = {**record, "dataset": name}
+    (folder / "provenance.json").write_text(json.dumps(provenance))
+    tables, _ = course.stored_results(folder)
+    assert {name, f"{name}_more"} <= set(tables)
+    pd.testing.assert_frame_equal(tables[f"{name}_more"], tables[name])
+    provenance["datasets"][f"{name}_more"]["dataset"] = "nowhere"
+    (folder / "provenance.json").write_text(json.dumps(provenance))
+    with pytest.raises(ValueError, match="registry does not know"):
+        course.stored_results(folder)
+    provenance["datasets"][f"{name}_more"] = {**record, "dataset": "coat"}  # other data's sums
+    (folder / "provenance.json").write_text(json.dumps(provenance))
+    with pytest.raises(ValueError, match="other data"):
+        course.stored_results(folder)
+
+
 def test_results_are_read_by_paper_name_from_the_package():
     from recbias_tutorial import _stored_results
 
@@ -222,16 +242,18 @@ def _data(name: str):
     return rb.load(name)
 
 
-def _assert_same_rows(fresh: pd.DataFrame, old: pd.DataFrame, what: str) -> None:
+def _assert_same_rows(fresh: pd.DataFrame, old: pd.DataFrame, what: str,
+                      values: tuple[str, ...] = ("value",)) -> None:
     fresh, old = fresh.reset_index(drop=True), old.reset_index(drop=True)
-    key = [c for c in fresh.columns if c != "value"]
+    key = [c for c in fresh.columns if c not in values]
     assert len(fresh) == len(old) > 0, f"{what}: rows differ"
     merged = fresh.merge(old, on=key, suffixes=("", "_stored"), validate="one_to_one")
     assert len(merged) == len(fresh), f"{what}: rows differ"
-    np.testing.assert_allclose(merged["value"], merged["value_stored"], rtol=0, atol=1e-12,
-                               err_msg=f"{what}: stored values are stale")
-    pd.testing.assert_series_equal(merged["value"].isna(), merged["value_stored"].isna(),
-                                   check_names=False)
+    for value in values:
+        np.testing.assert_allclose(merged[value], merged[f"{value}_stored"], rtol=0, atol=1e-12,
+                                   err_msg=f"{what}: stored {value} values are stale")
+        pd.testing.assert_series_equal(merged[value].isna(), merged[f"{value}_stored"].isna(),
+                                       check_names=False)
 
 
 @pytest.mark.parametrize("name", ["coat", "yahoo_r3"])
@@ -317,29 +339,72 @@ def test_carraro2022_subsample_recomputes_to_1e12(name):
 
 
 def test_yang2018_subsample_recomputes_to_1e12(monkeypatch):
-    """Three models x one split of the authors' protocol and its ladder, every draw, from
-    scratch. A-CML (the slowest fit, about two minutes) is left out of the draw: its loss
-    shares U-CML's code path and is checked in tests/replications/test_yang2018_authors.py."""
-    from replicate import YANG, yang_models, yang_unit
+    """Three models x one split of every named reading (the authors' protocol, both ladders,
+    the slides' reading, its family and negative counts) and, for the slides' models among
+    them, of the grid searched against the slides, every draw, from scratch. A-CML (the
+    slowest fit, about two minutes) is left out of the draw: its loss shares U-CML's code path
+    and is checked in tests/replications/test_yang2018_authors.py."""
+    from replicate import YANG, yang_models, yang_tables, yang_unit
 
     from recbias_tutorial.replications import yang2018
 
     tables, provenance = course.stored_results(RESULTS / "yang2018")
-    assert set(tables) == {"yahoo_r3"}, "yang2018 is stored for Yahoo! R3 only"
+    assert set(tables) == {"yahoo_r3", "yahoo_r3_grid"}, "yang2018 is stored for Yahoo! R3 only"
+    assert provenance["datasets"]["yahoo_r3_grid"]["dataset"] == "yahoo_r3"
     assert provenance["protocol"]["seeds"] == list(YANG["seeds"])
     assert provenance["protocol"]["draws"] == list(YANG["draws"])
     assert provenance["protocol"]["n_iter"] == YANG["n_iter"]
-    stored, data = tables["yahoo_r3"], _data("yahoo_r3")
+    assert provenance["protocol"]["grid"]["readings"] == len(yang2018.reading_grid())
+    stored, grid, data = tables["yahoo_r3"], tables["yahoo_r3_grid"], _data("yahoo_r3")
     models = yang_models(data, seed=0)
     assert set(stored["model"]) == set(models), "models differ from replicate.yang_models"
-    assert set(stored["reading"]) == {r.name for r in yang2018.LADDER}
+    assert set(stored["reading"]) == {r.name for r in yang2018.READINGS}
+    assert set(grid["model"]) == set(yang2018.SLIDE_MODELS.values())
     rng = np.random.default_rng(20261126)  # fixed: the same subsample on every build
     seed = int(rng.choice(YANG["seeds"]))
     picked = sorted(rng.choice(sorted(set(models) - {"A-CML"}), size=3, replace=False))
     monkeypatch.setenv("RECBIAS_FIT_CACHE", "0")  # no fitted scores read back either
     fresh, _, _ = yang_unit(data, seed=seed, models=picked)
+    fresh = yang_tables(fresh) if set(picked) & set(yang2018.SLIDE_MODELS.values()) else {
+        "yahoo_r3": fresh}
     old = stored[stored["model"].isin(picked) & (stored["seed"] == seed)]
-    _assert_same_rows(fresh, old, f"yang2018 {picked} split {seed}")
+    _assert_same_rows(fresh["yahoo_r3"], old, f"yang2018 {picked} split {seed}")
+    if "yahoo_r3_grid" in fresh:
+        old = grid[grid["model"].isin(picked) & (grid["seed"] == seed)]
+        values = tuple(c for c in old.columns if c.startswith(("AOA ", "MAE: ")))
+        _assert_same_rows(fresh["yahoo_r3_grid"], old, f"yang2018 grid {picked} split {seed}",
+                          values=values)
+
+
+def test_yang2018_stored_grid_holds_every_reading_once_and_agrees_with_the_named_file():
+    """The grid file: every reading of yang2018.reading_grid once per split, slide model and
+    metric (AUC once per cut-off-free reading), the draws each mean is over, and its rows of
+    the named readings equal to the named file's means over the draws (the two files of one
+    run, written from one table)."""
+    from replicate import YANG
+
+    from recbias_tutorial.replications import yang2018
+    from recbias_tutorial.replications.yang2018._grid import GRID_KEY
+
+    tables, provenance = course.stored_results(RESULTS / "yang2018")
+    named, grid = tables["yahoo_r3"], tables["yahoo_r3_grid"]
+    assert not grid.duplicated(["seed", "model", "metric", *GRID_KEY]).any()
+    per = grid.groupby(["seed", "model", "metric"]).size().unstack("metric")
+    n = len(yang2018.reading_grid())
+    assert (per["recall"] == n).all()
+    assert (per["auc"] == n // (len(yang2018.GRID_CHOICES["k"]) ** 2)).all()
+    assert len(per) == len(provenance["protocol"]["seeds"]) * len(yang2018.SLIDE_MODELS)
+    sampled = (grid["estimate"] == "sampled") | (grid["truth"] == "sampled")
+    assert (grid.loc[sampled, "draws"] == len(YANG["draws"])).all()
+    assert (grid.loc[~sampled, "draws"] == 1).all()
+    for reading in (yang2018.AUTHORS, yang2018.SLIDES):
+        g = yang2018.grid_rows(grid, reading).set_index(["seed", "model"])["MAE: AOA"]
+        m = named[(named["reading"] == reading.name) & (named["metric"] == "recall")
+                  & (named["estimator"] == "AOA") & (named["quantity"] == "mae")
+                  & named["model"].isin(list(yang2018.SLIDE_MODELS.values()))]
+        m = m.groupby(["seed", "model"])["value"].mean()
+        np.testing.assert_allclose(g.sort_index(), m.sort_index(), rtol=0, atol=1e-12,
+                                   err_msg=reading.name)
 
 
 def test_wang2025_subsample_recomputes_to_1e12(monkeypatch):

@@ -7,6 +7,12 @@ still exists in its chapter.
 
 from __future__ import annotations
 
+from .yang2018 import GRID_CHOICES, reading_grid
+
+#: The readings of Yang et al.'s grid searched against the slides (AUC has no cut-off).
+_GRID_RECALL = len(reading_grid())
+_GRID_AUC = _GRID_RECALL // (len(GRID_CHOICES["k"]) * len(GRID_CHOICES["k_truth"]))
+
 #: Per paper: its citation, its chapter, the sections a row's cause links to (heading text
 #: of the chapter), the choices the paper leaves unstated with the one we took, and the
 #: paper's internal inconsistencies found while replicating it.
@@ -17,8 +23,21 @@ NOTES: dict[str, dict] = {
         "sections": {
             "stored": "The slides' table beside our runs",
             "ladder": "From the authors' protocol to the course's reading, one change at a time",
+            "slides": "The slides' table under each reading",
         },
         "unstated": [
+            ("how the slides' table was computed (the code computes Recall@1 against each "
+             "user's own MAR songs; the slides' numbers do not fit it)",
+             "both readings, each graded: the public code's (yang2018.AUTHORS) and the one the "
+             "slides' numbers imply (yang2018.SLIDES: the code's sampled estimate at "
+             "Recall@10, the MAR truth ranked among every item without a training pair at "
+             "Recall@10). The second was found by searching a grid of readings against the "
+             f"slides' table ({_GRID_RECALL} Recall readings, {_GRID_AUC} distinct AUC ones; "
+             "the issue's earlier audit counted 3,672 reading x model rows), with BPR and PMF; "
+             "U-CML and A-CML were not used to find it and only check it (yang2018.grid_search). "
+             "With that many readings tried, a close fit can be luck: the named reading is the "
+             "one the sources support (calc_metrics defaults to K = 10; the slide's second "
+             "rendering is headed Average-Recall@10), not the one that fits best"),
             ("the MAE of the slides' table (no MAE function in the code)",
              "the gap between the aggregated estimate and the aggregated MAR truth, per run"),
             ("the split (the authors' arrays sit on S3, outside the repository)",

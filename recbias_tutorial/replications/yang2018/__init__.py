@@ -26,7 +26,17 @@ by their error against the truth. This module runs that comparison for any set o
   :func:`reading_rows`, :func:`evaluate_readings` (each step, with the authors' file and
   function it follows), :func:`authors_models` / :func:`pmf_training` (U-CML, A-CML, BPR and
   PMF with the authors' settings), :func:`authors_split_table` (one split, every reading,
-  every negative draw), :func:`mae_summary` and :func:`snips_reduction`.
+  every negative draw), :func:`mae_summary` and :func:`snips_reduction`;
+* **the slides' reading** — :data:`SLIDES` (the public code's sampled MNAR estimate at
+  Recall@10 against the MAR positives ranked among every item without a training pair at
+  Recall@10, MAE = the gap between the aggregates), :data:`SLIDES_LADDER` (from
+  :data:`AUTHORS` one choice at a time), :data:`SLIDES_FAMILY` (the truths that fit the slides
+  about as well), :data:`SLIDES_NEGATIVES` (200 or 300 negatives for every model) and
+  :data:`READINGS` (every named reading, as stored); **found by searching**
+  :func:`reading_grid` against the slides with BPR and PMF (:data:`SEARCH_MODELS`) and checked
+  on U-CML and A-CML (:data:`CHECK_MODELS`): :func:`grid_table`, :func:`grid_search`,
+  :func:`grid_family`, :func:`grid_rows`; :func:`direction_test` (over- or
+  under-estimation, run by run).
 
 The exponent :math:`\gamma` is, in the paper, the popularity exponent of the serving policy,
 :math:`P^{\text{select}}_i \propto (n^*_i)^\gamma` (Steck 2011), "estimated from known online
@@ -42,20 +52,27 @@ import pandas as pd
 
 from . import _protocol as _proto
 from . import _authors as _authors
-from ._authors import (Reading, authors_split, evaluate_readings, reading_rows,
-                       sampled_candidates, user_terms)
+from . import _grid as _grid_module
+from . import _readings as _readings
+from ._authors import Reading, authors_split, reading_rows, sampled_candidates, user_terms
 from ._extensions import agreement_table, course_models, estimate_models, summarise
+from ._grid import direction_test, grid_family, grid_rows, grid_search, grid_table
+from ._readings import grid_name, reading_grid
 from ._protocol import same_users, snips_protocols, split_user_table, user_table
+from ._sides import evaluate_readings
 from ._runs import (authors_models, authors_split_table, mae_summary, pmf_training,
                     snips_reduction)
 from ._tables import mae_over_splits, per_model_mae
 
-__all__ = ["AUTHORS", "COURSE", "GAMMAS", "LADDER", "PAPER_MAE_RECALL", "Reading",
+__all__ = ["AUTHORS", "CHECK_MODELS", "COURSE", "GAMMAS", "GRID_CHOICES", "GRID_KEY", "LADDER",
+           "PAPER_MAE_RECALL", "READINGS", "Reading", "SEARCH_MODELS", "SLIDES", "SLIDES_FAMILY",
+           "SLIDES_LADDER", "SLIDES_NEGATIVES", "SLIDE_MODELS", "TEST_NEGATIVES", "TRUTHS",
            "agreement_table", "authors_models", "authors_split", "authors_split_table",
-           "course_models", "estimate_models", "evaluate_readings", "mae_over_splits",
-           "mae_summary", "per_model_mae", "pmf_training", "reading_rows", "same_users",
-           "sampled_candidates", "snips_protocols", "snips_reduction", "split_user_table",
-           "summarise", "user_table", "user_terms"]
+           "course_models", "direction_test", "estimate_models", "evaluate_readings",
+           "grid_family", "grid_name", "grid_rows", "grid_search", "grid_table", "mae_over_splits",
+           "mae_summary", "per_model_mae", "pmf_training", "reading_grid", "reading_rows",
+           "same_users", "sampled_candidates", "snips_protocols", "snips_reduction",
+           "split_user_table", "summarise", "user_table", "user_terms"]
 
 #: The sensitivity grid of the popularity exponent gamma used by the paper.
 GAMMAS: tuple[float, ...] = _proto.GAMMAS
@@ -80,12 +97,60 @@ Protocol = _proto.Protocol  # (test set, propensity or None, estimator name)
 #: The authors' Section 5 protocol, the replication: sampled negatives (200 / 300, the last 300
 #: entries kept), Recall@1, the MAR truth ranked among each user's own MAR songs, each side
 #: over its own users, MAE = ``|aggregate estimate - aggregate truth|``.
-AUTHORS: Reading = _authors.AUTHORS
+AUTHORS: Reading = _readings.AUTHORS
 
 #: The course's earlier reading of the slides, a named alternative: full-catalogue candidates on
 #: both sides, Recall@10, common users, mean of per-user gaps.
-COURSE: Reading = _authors.COURSE
+COURSE: Reading = _readings.COURSE
 
 #: From :data:`AUTHORS` to :data:`COURSE` one change at a time: MNAR candidates, MAR candidates,
 #: K, user set, per-user MAE.
-LADDER: tuple[Reading, ...] = _authors.LADDER
+LADDER: tuple[Reading, ...] = _readings.LADDER
+
+#: The reading the slides' numbers imply: the public code's sampled MNAR estimate (the
+#: authors' negatives, the last 300 kept) at Recall@10 against the MAR positives ranked among
+#: every item without a training pair at Recall@10, each side over its own users, MAE = the
+#: gap between the aggregates. Found by searching :func:`reading_grid` against the slides
+#: with BPR and PMF; U-CML and A-CML only check it.
+SLIDES: Reading = _readings.SLIDES
+
+#: From :data:`AUTHORS` to :data:`SLIDES` one choice at a time: the MAR side's candidates,
+#: then K = 10 on the MNAR side, then on the MAR side (that last but one step is a grid
+#: reading, stored for the slides' four models in the grid file).
+SLIDES_LADDER: tuple[Reading, ...] = _readings.SLIDES_LADDER
+
+#: :data:`SLIDES` and the MAR truths that fit the slides about as well: every item, every
+#: item without a training or held-out pair, OpenRec's ``_evaluate_full`` exclusions, the
+#: test script's 200 negatives that ``eq`` cuts off.
+SLIDES_FAMILY: tuple[Reading, ...] = _readings.SLIDES_FAMILY
+
+#: :data:`SLIDES` with 200, then 300, negatives for every model (the negative-count
+#: sensitivity; the authors: 200 for BPR and PMF, 300 for U-CML and A-CML).
+SLIDES_NEGATIVES: tuple[Reading, ...] = _readings.SLIDES_NEGATIVES
+
+#: Every named reading the stored full-scale run holds for every model.
+READINGS: tuple[Reading, ...] = _readings.READINGS
+
+#: The MAR-side candidate sets a :class:`Reading` may name (``truth``).
+TRUTHS: tuple[str, ...] = _readings.TRUTHS
+
+#: Negatives the test scripts sample for the MAR side (200 for every model), which ``eq``
+#: cuts off; ``truth="sampled"`` keeps them.
+TEST_NEGATIVES: int = _readings.TEST_NEGATIVES
+
+#: The slides' model names -> the stored run's (:func:`authors_models`).
+SLIDE_MODELS: dict[str, str] = _grid_module.SLIDE_MODELS
+
+#: The slides' models the grid was searched with (BPR, PMF).
+SEARCH_MODELS: tuple[str, ...] = _grid_module.SEARCH_MODELS
+
+#: The slides' models that only check what the search found (U-CML, A-CML).
+CHECK_MODELS: tuple[str, ...] = _grid_module.CHECK_MODELS
+
+#: The grid's choices (:func:`reading_grid`): MNAR and MAR candidates, each side's cut-off,
+#: users and MAE.
+GRID_CHOICES: dict = _readings.GRID_CHOICES
+
+#: The fields that key a grid reading (a :class:`Reading`'s, without its name) in
+#: :func:`grid_table` and :func:`grid_search`.
+GRID_KEY: list[str] = _grid_module.GRID_KEY

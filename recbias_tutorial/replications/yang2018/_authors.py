@@ -33,12 +33,20 @@ follows a file of ylongqi/unbiased-offline-recommender-evaluation, ``experiments
 
 :data:`AUTHORS` is that protocol; :data:`COURSE` the course's full-catalogue reading (candidates
 = every item without a training pair, K = 10, common users, per-user MAE); :data:`LADDER`
-walks from one to the other one choice at a time.
+walks from one to the other one choice at a time. The readings the slides' numbers imply
+(``SLIDES`` and its family, the grid searched to find them) are in ``_readings``; the further
+truth sides they use follow OpenRec too: ``"catalogue"`` (every item), ``"no-heldout"``
+(every item without a training or held-out MNAR pair of the user), ``"openrec"``
+(``_evaluate_full`` with the test script's exclusions, ``_exclude_positives([train,
+test_pos, test_neg])``: each MAR positive ranked among the items the user has neither
+trained on nor MAR-rated, OpenRec's ``_full_rank``) and ``"sampled"`` (the test script's
+:data:`TEST_NEGATIVES` sampled negatives that ``eq`` cuts off, kept: ``_evaluate_partial`` of
+the MAR positives). :func:`evaluate_readings` (``_sides``) runs every reading of one model's
+scores with these steps.
 """
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -46,73 +54,14 @@ import numpy as np
 import pandas as pd
 
 from ..._params import Interval, Seed, declare
-from ..._validation import (as_generator, as_real_array, check_cutoffs, check_feedback,
-                            check_int, check_k, check_real, check_seeds, int_seed)
+from ..._validation import (as_generator, as_real_array, check_cutoffs, check_feedback, check_k,
+                            check_real)
 from ...data import FeedbackData, drop_seen, random_split
 from ._protocol import _check_gammas
+from ._readings import AUTHORS, COURSE, LADDER, Reading  # noqa: F401 (re-export)
 
 #: calc_metrics keeps the last 300 entries of each user's (negatives + positives) list.
 KEEP_LAST = 300
-
-
-@dataclasses.dataclass(frozen=True)
-class Reading:
-    """One way of running the protocol (see the module docstring for each field's source).
-
-    Attributes
-    ----------
-    name : str
-        Label shown in tables.
-    estimate : str
-        Candidates of the MNAR (estimate) side: ``"sampled"`` (the authors' sampled
-        negatives and the positives) or ``"full"`` (every item without a training pair).
-    truth : str
-        Candidates of the MAR (truth) side: ``"mar"`` (the user's MAR-rated items) or
-        ``"full"`` (every item without a training pair).
-    k : int
-        Recall cut-off.
-    users : str
-        ``"own"`` (each side over its own users) or ``"common"`` (both over the users present
-        on both sides).
-    mae : str
-        ``"aggregate"`` (:math:`|\\hat R - R|` of the means) or ``"per_user"`` (the mean of
-        per-user gaps, common users only).
-    """
-
-    name: str
-    estimate: str = "sampled"
-    truth: str = "mar"
-    k: int = 1
-    users: str = "own"
-    mae: str = "aggregate"
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.name, str) or not self.name.strip():
-            raise ValueError(f"name must be a non-empty string (the reading's label), got "
-                             f"{self.name!r}")
-        for field, allowed in (("estimate", ("sampled", "full")), ("truth", ("mar", "full")),
-                               ("users", ("own", "common")), ("mae", ("aggregate", "per_user"))):
-            if getattr(self, field) not in allowed:
-                raise ValueError(f"{field} must be one of {allowed}, got {getattr(self, field)!r}")
-        check_int(self.k, "k")
-        if self.mae == "per_user" and self.users != "common":
-            raise ValueError("mae='per_user' needs users='common' (a per-user gap needs both sides)")
-
-
-#: The authors' protocol (the replication).
-AUTHORS = Reading("authors' protocol")
-#: The course's earlier full-catalogue reading.
-COURSE = Reading("course's reading", estimate="full", truth="full", k=10, users="common",
-                 mae="per_user")
-#: From the authors' protocol to the course's reading, one change at a time.
-LADDER: tuple[Reading, ...] = (
-    AUTHORS,
-    Reading("+ MNAR candidates: full catalogue", estimate="full"),
-    Reading("+ MAR candidates: full catalogue", estimate="full", truth="full"),
-    Reading("+ K = 10", estimate="full", truth="full", k=10),
-    Reading("+ common users", estimate="full", truth="full", k=10, users="common"),
-    dataclasses.replace(COURSE, name="+ per-user MAE (= course's reading)"),
-)
 
 
 def authors_split(data: FeedbackData, *, seed: int,
@@ -182,18 +131,18 @@ def _check_counts(counts: Any, n_items: int) -> np.ndarray:
     return np.asarray(counts)
 
 
-def _check_readings(readings: Any) -> list["Reading"]:
+def _check_readings(readings: Any, name: str = "readings") -> list["Reading"]:
     """A non-empty sequence of :class:`Reading` with distinct names (each labels its rows)."""
     if isinstance(readings, (Reading, str, bytes)) or not isinstance(readings, Iterable):
-        raise ValueError(f"readings must be a sequence of Reading, got {readings!r:.60}")
+        raise ValueError(f"{name} must be a sequence of Reading, got {readings!r:.60}")
     readings = list(readings)
     bad = [r for r in readings if not isinstance(r, Reading)]
     if bad or not readings:
-        raise ValueError(f"readings must be a non-empty sequence of Reading (e.g. LADDER), got "
+        raise ValueError(f"{name} must be a non-empty sequence of Reading (e.g. LADDER), got "
                          f"{bad[0] if bad else readings!r:.60}")
     names = [r.name for r in readings]
     if len(set(names)) != len(names):
-        raise ValueError(f"readings has two readings named alike, got {names}: their rows would "
+        raise ValueError(f"{name} has two readings named alike, got {names}: their rows would "
                          "be merged")
     return readings
 
@@ -262,7 +211,7 @@ def sampled_candidates(train: pd.DataFrame, val: pd.DataFrame, *, n_users: int, 
 @declare(chunk=Interval(int, 1))
 def user_terms(scores: np.ndarray, candidates: np.ndarray, positives: pd.DataFrame,
                counts: np.ndarray, *, k: int | Sequence[int], gammas: Mapping[str, float],
-               chunk: int = 4096) -> pd.DataFrame:
+               chunk: int = 4096, outside: bool = False) -> pd.DataFrame:
     r"""Per-user self-normalised terms of ``calc_metrics`` / ``eq`` for each gamma.
 
     :math:`Z_{ui}` = number of candidates of ``u`` scored strictly above ``i``; recall term
@@ -285,6 +234,10 @@ def user_terms(scores: np.ndarray, candidates: np.ndarray, positives: pd.DataFra
         are computed once).
     gammas : mapping label -> gamma
         ``-1`` is AOA.
+    outside : bool, default False
+        Allow positives that are not candidates, each ranked among the candidates (itself
+        not counted), as OpenRec's ``_full_rank`` ranks a positive among the items not
+        excluded (the other positives excluded too).
 
     Returns
     -------
@@ -300,8 +253,9 @@ def user_terms(scores: np.ndarray, candidates: np.ndarray, positives: pd.DataFra
         shape, ``positives`` not a frame of distinct pairs inside it, ``counts`` not one
         non-negative whole count per item, ``k`` not a cut-off in ``1..n_items`` (or a
         non-empty list of distinct ones), ``gammas`` not a non-empty mapping of numbers
-        ``>= -1``; if a positive is not a candidate, or no positive has an item with a
-        nonzero count (no user would have a term).
+        ``>= -1``, ``outside`` not a bool; if a positive is not a candidate (unless
+        ``outside``), or no positive has an item with a nonzero count (no user would have
+        a term).
 
     Examples
     --------
@@ -325,6 +279,8 @@ def user_terms(scores: np.ndarray, candidates: np.ndarray, positives: pd.DataFra
     else:
         check_cutoffs(k, n_items, "k")
     gammas = _check_gammas(gammas, allow_aoa=True)
+    if not isinstance(outside, (bool, np.bool_)):
+        raise ValueError(f"outside must be a bool, got {outside!r}")
     u = positives["user"].to_numpy(np.int64)
     i = positives["item"].to_numpy(np.int64)
     warm = counts[i] > 0
@@ -332,7 +288,7 @@ def user_terms(scores: np.ndarray, candidates: np.ndarray, positives: pd.DataFra
     if len(u) == 0:
         raise ValueError("positives: none of them has an item with a nonzero training count "
                          "(counts), so no user has a term")
-    if not candidates[u, i].all():
+    if not outside and not candidates[u, i].all():
         raise ValueError("every positive must be one of its user's candidates")
     z = np.empty(len(u))
     for start in range(0, len(u), chunk):
@@ -417,77 +373,3 @@ def reading_rows(estimate: pd.DataFrame, truth: pd.DataFrame, reading: Reading,
             rows.append({"metric": metric, "estimator": label, "quantity": quantity,
                          "users": n, "value": value})
     return pd.DataFrame(rows)
-
-
-@declare(n_items=Interval(int, 1), threshold=Interval(float), n_negatives=Interval(int, 0),
-         seed=Seed())
-def evaluate_readings(scores: np.ndarray, train: pd.DataFrame, val: pd.DataFrame,
-                      truth: pd.DataFrame, *, n_items: int, threshold: float,
-                      readings: Sequence[Reading], gammas: Mapping[str, float],
-                      n_negatives: int, draws: Iterable[int], seed: int) -> pd.DataFrame:
-    """One model's scores under every reading; sampled readings once per negative draw.
-
-    Draw ``d`` of split ``seed`` samples with ``numpy.random.default_rng([seed, d])`` (the
-    authors drew once, ``seed=10``). Readings with full-catalogue candidates on the MNAR side
-    do not depend on the draw: they get ``draw = -1``.
-
-    Returns
-    -------
-    pandas.DataFrame
-        Columns ``reading``, ``draw`` and those of :func:`reading_rows`.
-
-    Raises
-    ------
-    ValueError
-        If ``scores`` is not a finite 2-D array of ``n_items`` columns; ``train``, ``val``
-        or ``truth`` is not a non-empty frame of distinct pairs inside the scores' id spaces;
-        ``readings`` is not a non-empty sequence of :class:`Reading` with distinct names;
-        ``draws`` not distinct non-negative ints; ``gammas`` not a mapping of numbers above
-        -1 (``"AOA"`` is the label of -1, always included); ``seed`` not a non-negative int
-        (the draws' generators are seeded by ``[seed, draw]``); or on an error of
-        :func:`user_terms` / :func:`reading_rows`.
-    """
-    seed = int_seed(seed)
-    scores = _dense_scores(scores)
-    if scores.shape[1] != n_items:
-        raise ValueError(f"scores must have n_items={n_items} columns, got shape {scores.shape}")
-    n_users = scores.shape[0]
-    check_feedback(train, "train", n_users, n_items, require_rating=False)
-    check_feedback(val, "val", n_users, n_items, require_rating=False)
-    check_feedback(truth, "truth", n_users, n_items)
-    readings = _check_readings(readings)
-    draws = check_seeds(draws, "draws")
-    gammas = _check_gammas(gammas, reserved=("AOA",), allow_empty=True)
-    counts = np.bincount(train["item"].to_numpy(np.int64), minlength=n_items)
-    seen = _pair_mask(train, n_users, n_items)
-    gammas = {"AOA": -1.0, **gammas}
-    mar_pos = truth[truth["rating"] >= threshold]
-    if mar_pos.empty:
-        raise ValueError(f"truth has no relevant rating (rating >= threshold={threshold})")
-    terms: dict[tuple[str, int], pd.DataFrame] = {}
-
-    def side(kind: str, draw: int = -1) -> pd.DataFrame:
-        if (kind, draw) not in terms:
-            if kind == "sampled":
-                cand = sampled_candidates(train, val, n_users=n_users, n_items=n_items,
-                                          n_negatives=n_negatives,
-                                          seed=np.random.default_rng([seed, draw]))
-                pos = val
-            elif kind == "mar":
-                cand, pos = _pair_mask(truth, n_users, n_items), mar_pos
-            else:
-                cand = ~seen
-                pos = val if kind == "full-mnar" else mar_pos
-            terms[(kind, draw)] = user_terms(scores, cand, pos, counts,
-                                             k=sorted({r.k for r in readings}), gammas=gammas)
-        return terms[(kind, draw)]
-
-    rows = []
-    for reading in readings:
-        for draw in (draws if reading.estimate == "sampled" else [-1]):
-            est = side("sampled" if reading.estimate == "sampled" else "full-mnar", draw)[reading.k]
-            tru = side("mar" if reading.truth == "mar" else "full-mar")[reading.k]
-            tru = tru.loc[:, tru.columns.get_level_values("estimator") == "AOA"]
-            rows.append(reading_rows(est, tru, reading).assign(reading=reading.name, draw=draw))
-    out = pd.concat(rows, ignore_index=True)
-    return out[["reading", "draw", "metric", "estimator", "quantity", "users", "value"]]

@@ -10,7 +10,7 @@ has them), :func:`authors_split_table`
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -20,9 +20,10 @@ from ..._params import Interval, Options, Seed, declare
 from ..._validation import (as_generator, check_feedback, check_finite_column, check_frame,
                             check_int, check_mapping, check_seeds, check_unique_rows, seed_int)
 from ...data import FeedbackData
-from ._authors import (LADDER, Reading, _check_readings, _pair_mask, authors_split,
-                       evaluate_readings)
+from ._authors import LADDER, Reading, _check_readings, _pair_mask, authors_split
+from ._grid import _grid_rows
 from ._protocol import GAMMAS, _gamma_labels
+from ._sides import evaluate_readings
 
 
 @declare(n_items=Interval(int, 1), seed=Seed())
@@ -118,7 +119,9 @@ def authors_split_table(models: Mapping[str, Any], data: FeedbackData, *, seed: 
                         draws: Sequence[int] = range(5),
                         readings: Sequence[Reading] = LADDER,
                         gammas: Sequence[float] = GAMMAS, val_share: float = 0.2,
-                        n_negatives: Mapping[str, int] | None = None) -> pd.DataFrame:
+                        n_negatives: Mapping[str, int] | None = None,
+                        grid: Sequence[Reading] = (),
+                        grid_models: Collection[str] = ()) -> pd.DataFrame:
     """One split of Section 5 as the authors ran it, and every reading of ``readings``.
 
     :func:`~recbias_tutorial.replications.yang2018.authors_split` (seed ``seed``), each model
@@ -142,6 +145,11 @@ def authors_split_table(models: Mapping[str, Any], data: FeedbackData, *, seed: 
         SNIPS exponents (labelled ``SNIPS γ=…``); AOA is always included.
     val_share : float, default 0.2
     n_negatives : mapping name -> int, optional
+    grid : sequence of Reading, default ()
+        Further readings (e.g. :func:`reading_grid`) for the models of ``grid_models`` only,
+        computed on arrays (:func:`grid_table` condenses their rows).
+    grid_models : collection of str, default ()
+        Names of ``models``.
 
     Returns
     -------
@@ -155,7 +163,9 @@ def authors_split_table(models: Mapping[str, Any], data: FeedbackData, *, seed: 
         If ``models`` is empty, ``seed`` is not a non-negative int, ``draws`` not distinct
         non-negative ints, ``readings`` not a non-empty sequence of Reading, ``gammas`` not
         numbers above -1 (two with one label), ``n_negatives`` not a mapping to
-        non-negative ints, or on any error of the steps above.
+        non-negative ints, ``grid`` not a sequence of Reading (empty allowed),
+        ``grid_models`` not a collection of names of ``models``, or on any error of the
+        steps above.
 
     Examples
     --------
@@ -178,17 +188,26 @@ def authors_split_table(models: Mapping[str, Any], data: FeedbackData, *, seed: 
                        for name, n in n_negatives.items()}
     n_negatives = {**N_NEGATIVES, **dict(n_negatives or {})}
     labels = _gamma_labels(gammas)
+    if (isinstance(grid_models, (str, bytes)) or not isinstance(grid_models, Collection)
+            or not set(grid_models) <= set(models)):
+        raise ValueError(f"grid_models must be a collection of names of models, got "
+                         f"{grid_models!r:.60}")
+    grid = () if isinstance(grid, (tuple, list)) and not grid else _check_readings(grid, "grid")
     train, val, truth = authors_split(data, seed=seed, val_share=val_share)
+    candidates: dict = {}  # the sampled candidate sets of this split, drawn once for all models
     frames = []
     for name, model in models.items():
         frame = (pmf_training(train, n_items=data.n_items, seed=seed)
                  if name == "PMF (authors)" else train)
         scores = fit_scores(copy.deepcopy(model), frame, n_users=data.n_users,
                             n_items=data.n_items, seed=seed)
-        out = evaluate_readings(scores, train, val, truth, n_items=data.n_items,
-                                threshold=data.threshold, readings=readings, gammas=labels,
-                                n_negatives=n_negatives.get(name, DEFAULT_NEGATIVES),
-                                draws=draws, seed=seed)
+        common = dict(n_items=data.n_items, threshold=data.threshold, gammas=labels,
+                      n_negatives=n_negatives.get(name, DEFAULT_NEGATIVES), draws=draws,
+                      seed=seed, candidates=candidates)
+        out = evaluate_readings(scores, train, val, truth, readings=readings, **common)
+        if grid and name in grid_models:
+            out = pd.concat([out, _grid_rows(scores, train, val, truth, readings=grid,
+                                             **common)], ignore_index=True)
         del scores
         frames.append(out.assign(seed=seed, model=name))
     out = pd.concat(frames, ignore_index=True)
