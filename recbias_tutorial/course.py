@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import html
 import importlib.util
-import math
 import os
 import warnings
 from collections.abc import Mapping
@@ -28,8 +27,8 @@ from typing import Any
 
 import numpy as np
 
-from ._findings import (FindingFailed, _plain, check_finding, confirm_takeaway, state_takeaways,
-                        unconfirmed_takeaways)
+from ._findings import (FindingFailed, _non_finite, _plain, check_finding, confirm_takeaway,
+                        state_takeaways, unconfirmed_takeaways)
 from ._params import Interval, declare
 from ._validation import check_identifier
 from .data import FeedbackData, StandinWarning
@@ -177,7 +176,7 @@ def glue(name: str, value: Any, display: bool = False) -> None:
     if not isinstance(value, (str, bool, int, float)):
         raise ValueError(f"value of {name!r} must be a number or a string, got "
                          f"{type(value).__name__}")
-    if isinstance(value, float) and not math.isfinite(value):
+    if _non_finite(value) is not None:
         raise ValueError(f"value of {name!r} must be finite, got {value}")
     shell = _kernel()
     if shell is not None:
