@@ -11,6 +11,7 @@ a pure function of its inputs and seeds, so the retry gives the same sums).
 
 from __future__ import annotations
 
+import itertools
 import os
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -26,6 +27,12 @@ def _resolve(data: Any) -> Any:
     return data
 
 
+def _scatter(client: Any, obj: Any) -> Any:
+    """One future of ``obj`` held by every worker (a list or dict would be scattered item by
+    item, under the dict's keys)."""
+    return client.scatter([obj], broadcast=True, hash=False)[0]
+
+
 class Runner:
     """Runs ``_block.run`` for every block, keeping the order of the blocks."""
 
@@ -34,8 +41,7 @@ class Runner:
         if client is None:
             self.models = models
         else:  # the shared part of each model once per worker
-            self.models = [(name, kind, part, None if shared is None else
-                            client.scatter(shared, broadcast=True, hash=False))
+            self.models = [(name, kind, part, None if shared is None else _scatter(client, shared))
                            for name, kind, part, shared in models]
 
     def _models_for(self, b: int, parts: list) -> list:
@@ -62,7 +68,7 @@ class Runner:
         from dask.distributed import as_completed
 
         client = self.client
-        shared_f = client.scatter(shared, broadcast=True, hash=False)
+        shared_f = _scatter(client, shared)
         threads = sum(client.nthreads().values()) or 1
         window = max(4, 2 * threads)
         results: list = [None] * n
@@ -78,7 +84,7 @@ class Runner:
             return future
 
         queue = iter(range(n))
-        pending = as_completed([submit(b) for b, _ in zip(queue, range(window))])
+        pending = as_completed([submit(b) for b in itertools.islice(queue, window)])
         try:
             for future in pending:
                 b, _ = keep.pop(future.key)
@@ -87,6 +93,5 @@ class Runner:
                 if nxt is not None:
                     pending.add(submit(nxt))
         finally:
-            pending.clear() if hasattr(pending, "clear") else None
-            keep.clear()
+            keep.clear()  # on an error, the other blocks' futures are released
         return results
