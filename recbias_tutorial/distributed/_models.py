@@ -45,8 +45,9 @@ def _factors(name: str, value: Any) -> Model:
     try:  # the checks of Scorer.from_factors (finite, matching widths, bias lengths)
         Scorer.from_factors(kw["user_factors"], kw["item_factors"],
                             user_bias=kw.get("user_bias"), item_bias=kw.get("item_bias"))
-    except ValueError as err:
-        raise ValueError(f"models[{name!r}]: {err}") from None
+    except (TypeError, ValueError) as err:  # TypeError: numbers that are not numbers
+        raise ValueError(f"models[{name!r}]: factor matrices must be finite real arrays "
+                         f"({err})") from None
     U = np.asarray(kw["user_factors"], dtype=np.float64)
     V = np.asarray(kw["item_factors"], dtype=np.float64)
     bu = None if kw.get("user_bias") is None else np.asarray(kw["user_bias"], dtype=np.float64)
