@@ -210,13 +210,13 @@ def _intervene(specs, planned, runner, blocks, shared, local, test_src, order) -
             for b, i in enumerate(order):
                 blocks[b]["e"][s["label"]] = ("state", kind, state_of[i], part_rows[i])
     shared["intervene"] = stats
-    for label, m in wanted.items():
-        def ask(query, label=label):
-            res = runner.run("keys", {**shared, "queries": {label: query}},
+    if wanted:
+        def ask(queries):
+            res = runner.run("keys", {**shared, "queries": queries},
                              [local(b) for b in range(len(blocks))])
-            return [r[label] for r in res]
+            return {label: [r[label] for r in res] for label in queries}
 
-        thresholds[label] = _intervention.select(ask, m, n)
+        thresholds.update(_intervention.select(ask, wanted, n))
     shared["wanted"] = wanted
     return thresholds
 

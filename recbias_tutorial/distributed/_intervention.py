@@ -181,21 +181,31 @@ def stream(seed: Any, rows: list[int]) -> tuple[str, list[dict]]:
     return type(rng.bit_generator).__name__, states
 
 
-def select(ask, m: int, n: int) -> float:
-    """The m-th smallest key of all blocks; ``ask(query)`` returns every block's answer."""
-    spans = [a for a in ask(("range",)) if a is not None]
-    lo = np.nextafter(min(a for a, _ in spans), -np.inf)
-    hi = max(b for _, b in spans)
-    below, inside = 0, n
+def select(ask, wanted: dict[str, int], n: int) -> dict[str, float]:
+    """The m-th smallest key of all blocks for every label of ``wanted`` (label -> m), in
+    rounds shared by the labels; ``ask({label: query})`` returns every block's answers."""
+    spans = ask({label: ("range",) for label in wanted})
+    state = {}
+    for label, answers in spans.items():
+        answers = [a for a in answers if a is not None]
+        lo = np.nextafter(min(a for a, _ in answers), -np.inf)
+        state[label] = [lo, max(b for _, b in answers), 0, n]  # lo, hi, keys <= lo, in (lo, hi]
     for _ in range(_ROUNDS):
-        if inside <= _VALUES or not lo < hi:
+        todo = {label: s for label, s in state.items() if s[3] > _VALUES and s[0] < s[1]}
+        if not todo:
             break
-        cum = sum(ask(("hist", lo, hi)))
-        edges = np.linspace(lo, hi, _BINS + 1)
-        j = int(np.searchsorted(cum, m, side="left"))  # first edge with >= m keys at or below
-        j = max(j, 1)
-        lo, hi, below, inside = edges[j - 1], edges[j], int(cum[j - 1]), int(cum[j] - cum[j - 1])
-    values = np.sort(np.concatenate([np.asarray(a, float) for a in ask(("values", lo, hi))]))
-    if not 0 < m - below <= len(values):
-        raise RuntimeError("the search for the m-th key lost it: please report this")
-    return float(values[m - below - 1])
+        answers = ask({label: ("hist", s[0], s[1]) for label, s in todo.items()})
+        for label, s in todo.items():
+            cum = sum(answers[label])
+            edges = np.linspace(s[0], s[1], _BINS + 1)
+            j = max(int(np.searchsorted(cum, wanted[label], side="left")), 1)
+            state[label] = [edges[j - 1], edges[j], int(cum[j - 1]), int(cum[j] - cum[j - 1])]
+    answers = ask({label: ("values", s[0], s[1]) for label, s in state.items()})
+    out = {}
+    for label, s in state.items():
+        values = np.sort(np.concatenate([np.asarray(a, float) for a in answers[label]]))
+        rank = wanted[label] - s[2]
+        if not 0 < rank <= len(values):
+            raise RuntimeError("the search for the m-th key lost it: please report this")
+        out[label] = float(values[rank - 1])
+    return out
