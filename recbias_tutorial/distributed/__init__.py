@@ -26,7 +26,9 @@ Parquet files. Dask is an optional dependency (``pip install 'recbias_tutorial[d
         {"mf": (U_mf, V_mf), "bpr": (U_bpr, V_bpr)}, "log/test", client=client,
         exclude="log/train", propensity=p, estimators=["aoa", "snips", "stratified"], k=10)
 
-:func:`estimate` is the one-model, one-estimator form.
+:func:`estimate` is the one-model, one-estimator form; :func:`synthetic_log` makes a
+popularity-biased log of any size (the appendix page "Evaluating at scale" and
+``benchmarks/bench_distributed.py`` use it).
 """
 
 from __future__ import annotations
@@ -41,8 +43,9 @@ from .._ranking import GAINS
 from ..estimators import user_values
 from . import _evaluate
 from ._sources import write_feedback
+from ._synthetic import synthetic_log
 
-__all__ = ["estimate", "evaluate", "write_feedback"]
+__all__ = ["estimate", "evaluate", "synthetic_log", "write_feedback"]
 
 #: The rules of the arguments forwarded to every task's ``user_values``: checked once,
 #: before any task is submitted.

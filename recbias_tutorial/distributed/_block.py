@@ -136,21 +136,25 @@ def _keys(block: Block, plan: dict) -> dict:
 
 
 def _sampled(block: Block, plan: dict) -> dict:
-    return {label: int(_sample_rows(block, plan, label)["user"].nunique())
+    """Per intervened set: the block's sampled rows, and the users of its relevant ones."""
+    return {label: (int(_sampled_mask(block, plan, label).sum()),
+                    int(_sample_rows(block, plan, label)["user"].nunique()))
             for label in plan["thresholds"]}
+
+
+def _sampled_mask(block: Block, plan: dict, label: str) -> np.ndarray:
+    """Which of the block's test rows the intervened sample of ``label`` keeps."""
+    t = plan["thresholds"][label]
+    if t is None:  # strategy "full": every row
+        return np.ones(len(block.frames["test"]), dtype=bool)
+    return _intervention.log_keys(block, plan["intervene"][label], block.info["e"][label]) <= t
 
 
 def _sample_rows(block: Block, plan: dict, label: str) -> pd.DataFrame:
     """The block's relevant test rows in the intervened sample of ``label``."""
     test = block.frames["test"]
-    t = plan["thresholds"][label]
-    if t is None:  # strategy "full": every row
-        keep = np.ones(len(test), dtype=bool)
-    else:
-        keep = _intervention.log_keys(block, plan["intervene"][label],
-                                      block.info["e"][label]) <= t
-    keep &= test["rating"].to_numpy(dtype=float) >= block.threshold
-    return test[keep]
+    keep = _sampled_mask(block, plan, label)
+    return test[keep & (test["rating"].to_numpy(dtype=float) >= block.threshold)]
 
 
 def _per_user_mean(gain: np.ndarray, users: np.ndarray) -> pd.Series:
@@ -188,11 +192,13 @@ def _score_model(block: Block, plan: dict, model: tuple, first: bool) -> dict:
                       [spec["k"]] if len(rel) else pd.Series(dtype=float))
         elif kind == "recall_at_kbar":
             values = _kbar(block, scores, spec["k_bar"])
-        elif kind == "intervene":
-            rows = _sample_rows(block, plan, label)
-            values = (_per_user_mean(_gains(scores, rows, spec["metric"], spec["k"], exclude),
-                                     rows["user"].to_numpy(np.int64))
-                      if len(rows) else pd.Series(dtype=float))
+        elif kind == "intervene":  # the relevant test rows' gains, on the sampled ones
+            test = block.frames["test"]
+            keep = _sampled_mask(block, plan, label)[
+                test["rating"].to_numpy(dtype=float) >= block.threshold]
+            users = block.relevant("test")["user"].to_numpy(np.int64)[keep]
+            values = (_per_user_mean(gain("test", spec["metric"], spec["k"])[keep], users)
+                      if len(users) else pd.Series(dtype=float))
         else:  # stratified
             out[label] = _strata_sums(block, plan, spec, gain, first)
             continue

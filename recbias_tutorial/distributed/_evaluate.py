@@ -165,7 +165,13 @@ def evaluate(models, test, *, client, estimators, propensity, n_relevant, exclud
         sampled = runner.run("sampled", shared, [local(b) for b in range(len(blocks))])
         for s in specs:
             if s["kind"] == "intervene":
-                users[s["label"]] = np.array([r[s["label"]] for r in sampled])
+                users[s["label"]] = np.array([r[s["label"]][1] for r in sampled])
+                kept = sum(r[s["label"]][0] for r in sampled)
+                wanted = shared["wanted"].get(s["label"])
+                if wanted is not None and kept != wanted:  # only tied keys could do this
+                    raise ValueError(f"{s['label']}: {kept} rows have a key at or below the "
+                                     f"{wanted}-th smallest (tied keys); intervene would keep "
+                                     f"{wanted}")
     boot_plan = None
     if n_resamples is not None:
         counts = {label: c for label, c in users.items()}
