@@ -89,7 +89,7 @@ def evaluate(models: Any, test: Any, *, client: Any, estimators: Any = "aoa",
         :class:`~recbias_tutorial.Scorer` (sent once to every worker; it must pickle with
         cloudpickle) or factor matrices: a pair ``(user_factors, item_factors)`` or a mapping
         with keys ``user_factors``, ``item_factors`` and optionally ``user_bias``,
-        ``item_bias``, scored as :meth:`~recbias_tutorial.Scorer.from_factors` does (the item
+        ``item_bias``, scored as ``rb.Scorer.from_factors`` does (the item
         side is sent once to every worker, each block gets its users' factors).
     test : frame
         Held-out feedback (``user``, ``item``, ``rating``); no duplicate pairs. Also the

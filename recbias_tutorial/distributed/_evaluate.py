@@ -24,7 +24,7 @@ def _check_client(client: Any) -> None:
 
 def _measure_ranges(src: _sources.Source, client: Any) -> _sources.Source:
     """Fill in the user ranges a footer or a writer did not record (one small task each)."""
-    todo = [i for i, p in enumerate(src.parts) if p.lo is None and p.rows is None]
+    todo = [i for i, p in enumerate(src.parts) if p.lo is None and p.rows != 0]
     if not todo:
         return src
     if client is None:
