@@ -274,8 +274,11 @@ def test_block_resamples_are_multinomial_counts_of_users():
 def _dies_once(flag: str):
     """A scorer whose first call kills its worker process (a lost worker)."""
     def fn(users):
-        if not os.path.exists(flag):
-            open(flag, "w").close()
+        try:  # the first call anywhere creates the flag and dies; every other call scores
+            os.close(os.open(flag, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+        except FileExistsError:
+            pass
+        else:
             os._exit(1)
         return np.tile(np.linspace(0, 1, 80), (len(users), 1)) + users[:, None] * 1e-3
     return fn

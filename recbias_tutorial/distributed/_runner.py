@@ -1,8 +1,8 @@
 """Running one stage over every block: on a Dask cluster, or in this process.
 
 On a cluster, what every block reads (a Scorer, the item side of factor matrices, the
-per-item propensities, the intervention's item counts) is sent once to every worker
-(``scatter(broadcast=True)``, so that a lost worker loses no copy); each task gets its own
+per-item propensities, the intervention's item counts) is sent once, as the result of a task
+that Dask can run again if the workers holding it die; each task gets its own
 small part; at most a few tasks per worker thread are in flight, so that neither the
 scheduler nor the workers hold more than those blocks' rows. A task that fails raises its
 error here; a task whose worker died is run again by Dask on another worker (every task is
@@ -27,10 +27,15 @@ def _resolve(data: Any) -> Any:
     return data
 
 
+def _identity(obj: Any) -> Any:
+    return obj
+
+
 def _scatter(client: Any, obj: Any) -> Any:
-    """One future of ``obj`` held by every worker (a list or dict would be scattered item by
-    item, under the dict's keys)."""
-    return client.scatter([obj], broadcast=True, hash=False)[0]
+    """A future of ``obj`` that survives lost workers: made by a task whose input the
+    scheduler keeps, so Dask can make it again if every worker that held it died (scattered
+    data would be lost for good)."""
+    return client.submit(_identity, obj, pure=False)
 
 
 class Runner:
