@@ -235,12 +235,10 @@ def test_bootstrap_same_on_cluster_and_in_process(client, case):
     pd.testing.assert_frame_equal(on_cluster, in_process, rtol=1e-12, atol=1e-15)
     assert (on_cluster["low"] <= on_cluster["value"]).all()
     assert (on_cluster["value"] <= on_cluster["high"]).all()
-    # the estimate and its interval are those of the in-process terms' bootstrap, in law
+    # the estimate is bootstrap_ci's; its resamples' law is checked by the next test
     ci = rb.bootstrap_ci(rb.Scorer.from_factors(U, V).dense(), test, seed=0, k=10,
-                         exclude=train, n_resamples=300)
-    row = on_cluster.iloc[0]
-    assert row["value"] == pytest.approx(ci[0], **REL)
-    assert abs((row["high"] - row["low"]) / (ci[2] - ci[1]) - 1) < 0.3
+                         exclude=train, n_resamples=10)
+    assert on_cluster.iloc[0]["value"] == pytest.approx(ci[0], **REL)
 
 
 def test_block_resamples_are_multinomial_counts_of_users():
