@@ -403,3 +403,17 @@ def test_write_feedback_refuses_and_leaves_nothing(case, tmp_path):
     with pytest.raises(ValueError, match="outside"):
         rbd.write_feedback(test, tmp_path / "bad", n_items=3)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["t"]  # no temporary folder left
+
+
+def test_synthetic_log_is_what_it_says():
+    train, test = rbd.synthetic_log(300, 40, per_user=10, test_share=0.3, popularity=1.0, seed=2)
+    assert len(train) == 300 * 7 and len(test) == 300 * 3
+    both = pd.concat([train, test])
+    assert not both.duplicated(["user", "item"]).any()  # distinct items per user
+    counts = np.bincount(both["item"], minlength=40)
+    assert counts[:5].sum() > counts[-5:].sum()  # the popular items are drawn more often
+    assert set(both["rating"]) <= {1.0, 5.0}
+    again = rbd.synthetic_log(300, 40, per_user=10, test_share=0.3, seed=2)
+    pd.testing.assert_frame_equal(again[1], test)  # seeded
+    with pytest.raises(ValueError, match="per_user must be <= n_items"):
+        rbd.synthetic_log(5, 3, per_user=4, seed=0)
