@@ -10,10 +10,12 @@ and an item bias each) are evaluated with AOA, SNIPS and stratified Recall@10 in
   blocks, on every core in one process);
 * **cluster**: a ``LocalCluster`` of one single-threaded worker per core; the workers read
   their files themselves, the client holds the models and the reduced sums (the SNIPS
-  propensities come from the training log's item counts, reduced on the cluster).
+  propensities come from the training log's item counts, one task per file, reduced on the
+  cluster).
 
 Each run is a fresh process (its peak resident memory, ``ru_maxrss``, is its own; the
-workers' peaks are read from each worker at the end). Printed per size and path: wall time,
+workers' peaks, from a reset after their start-up, are read from each worker at the end:
+``VmHWM``). Printed per size and path: wall time,
 throughput (user-model pairs per second), peak memory of the client and of each worker,
 and whether both paths give the same values (to 1e-12). The workers' peaks must stay the
 same when the log doubles: they are bounded by the block (10,000 users), not by the log.
@@ -36,12 +38,24 @@ from pathlib import Path
 N_ITEMS, PER_USER, USERS_PER_FILE, FACTORS = 1_000, 50, 10_000, 16
 
 CASE = r"""
-import json, os, resource, time
+import glob, json, os, resource, time
 import numpy as np, pandas as pd
 from recbias_tutorial import distributed
 
 def rss_mb():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+def reset_peak():  # Linux: the process's peak resident memory starts again from now
+    with open("/proc/self/clear_refs", "w") as f:
+        f.write("5")
+
+def peak_mb():
+    with open("/proc/self/status") as f:
+        return next(int(l.split()[1]) for l in f if l.startswith("VmHWM")) / 1024
+
+def item_counts(path):
+    return np.bincount(pd.read_parquet(path, columns=["item"])["item"].to_numpy(),
+                       minlength={n_items})
 
 def main(mode, root, n_users, n_models):
     rng = np.random.default_rng(7)
@@ -61,22 +75,21 @@ def main(mode, root, n_users, n_models):
                                      users_per_task={per_file})
         workers = {{}}
     else:
-        import dask.dataframe as dd
         from dask.distributed import Client, LocalCluster
         with LocalCluster(n_workers=os.cpu_count(), threads_per_worker=1, processes=True,
                           dashboard_address=None) as cluster, Client(cluster) as client:
             client.run(lambda: __import__("recbias_tutorial.distributed._block"))  # imports
+            client.run(reset_peak)  # each worker's peak from here on
+            base = client.run(peak_mb)  # what a worker holds after start-up and imports
             t0 = time.perf_counter()  # the cluster's start-up is not the evaluation's
-            counts = dd.read_parquet(os.path.join(root, "train"), columns=["item"])[
-                "item"].value_counts().compute()
-            counts = np.bincount(counts.index.to_numpy(), weights=counts.to_numpy(),
-                                 minlength={n_items})
+            files = sorted(glob.glob(os.path.join(root, "train", "*.parquet")))
+            counts = sum(client.gather(client.map(item_counts, files)))  # reduced on the cluster
             p = np.maximum(counts, 1) ** 1.5
             table = distributed.evaluate(models, os.path.join(root, "test"), client=client,
                                          exclude=os.path.join(root, "train"),
                                          propensity=p / p.max(), estimators=estimators)
             seconds = time.perf_counter() - t0
-            workers = client.run(lambda: resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+            workers = {{w: (m, base[w]) for w, m in client.run(peak_mb).items()}}
     seconds = time.perf_counter() - t0 if mode == "in process" else seconds
     users = int(table.loc[table["estimator"] == "aoa", "users"].iloc[0])
     print(json.dumps({{"seconds": seconds, "client_mb": rss_mb(), "workers_mb": list(workers.values()),
@@ -114,8 +127,9 @@ def main() -> None:
 
     print(f"{args.models} factor models x AOA, SNIPS, stratified Recall@10 over {N_ITEMS:,} "
           f"items; blocks of {USERS_PER_FILE:,} users; {os.cpu_count()} cores")
+    print("workers MB: each worker's peak (in brackets: after start-up, before the evaluation)")
     print(f"{'log':>12} {'path':>11} {'wall s':>7} {'pairs/s':>9} {'client MB':>10} "
-          f"{'workers MB':>16} same values")
+          f"{'workers MB':>22} same values")
     for n_users in args.sizes:
         with tempfile.TemporaryDirectory() as tmp:
             root = Path(tmp)
@@ -130,9 +144,9 @@ def main() -> None:
         ref = results["in process"]["values"]
         for mode, r in results.items():
             same = all(abs(a - b) <= 1e-12 * max(1.0, abs(b)) for a, b in zip(r["values"], ref))
-            workers = ", ".join(f"{w:.0f}" for w in r["workers_mb"]) or "-"
+            workers = ", ".join(f"{m:.0f} ({b:.0f})" for m, b in r["workers_mb"]) or "-"
             print(f"{n_users * PER_USER / 1e6:>9.0f} M {mode:>11} {r['seconds']:>7.1f} "
-                  f"{r['pairs'] / r['seconds']:>9,.0f} {r['client_mb']:>10.0f} {workers:>16} "
+                  f"{r['pairs'] / r['seconds']:>9,.0f} {r['client_mb']:>10.0f} {workers:>22} "
                   f"{same}")
 
 
