@@ -74,6 +74,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_ranking.py
 	$(BIN)/python benchmarks/bench_exact_ranks.py
 	$(BIN)/python benchmarks/bench_scale.py
+	$(BIN)/python benchmarks/bench_distributed.py
 	$(BIN)/python benchmarks/bench_jadidinejad.py
 	$(BIN)/python benchmarks/bench_homework.py
 	$(BIN)/python benchmarks/bench_replicate.py

@@ -1117,6 +1117,11 @@ VALID_CALLS = {
         _W, models={"a": np.eye(20, 10), "b": np.ones((20, 10))},
         **{"seed": 0, "n_redraws": 2, "k": 2, "cache": False, **kw}),
     distributed.estimate: lambda **kw: distributed.estimate(S, T, client=_FakeClient(), **kw),
+    distributed.evaluate: lambda **kw: distributed.evaluate({"m": S}, T, client=None, **kw),
+    distributed.synthetic_log: lambda **kw: distributed.synthetic_log(
+        **{"n_users": 5, "n_items": 6, "per_user": 3, "seed": 0, **kw}),
+    distributed.write_feedback: lambda **kw: distributed.write_feedback(
+        T, os.path.join(__import__("tempfile").mkdtemp(), "t"), **kw),
     estimators.stratified: lambda **kw: estimators.stratified(S, T, P, **kw),
     estimators.ure_recall: lambda **kw: estimators.ure_recall(S, T, **{"k": 2, **kw}),
     estimators.recall_at_kbar: lambda **kw: estimators.recall_at_kbar(S, T, **{"k_bar": 1, **kw}),
