@@ -78,11 +78,13 @@ def setup() -> str:
     True
     """
     import altair as alt
-    from tqdm import TqdmWarning
 
     from .plots import lab_renderer, offline_renderer
 
-    warnings.filterwarnings("ignore", category=TqdmWarning)
+    if importlib.util.find_spec("tqdm") is not None:  # tqdm comes with the `models` extra
+        from tqdm import TqdmWarning
+
+        warnings.filterwarnings("ignore", category=TqdmWarning)
     warnings.filterwarnings("ignore", category=StandinWarning)
     for name, renderer in ((RENDERER, offline_renderer), (LAB_RENDERER, lab_renderer)):
         if name not in alt.renderers.names():
