@@ -11,7 +11,7 @@ at import) makes the package behave as if Numba were absent.
 Examples
 --------
 >>> from recbias_tutorial._jit import numba
->>> @numba.njit(cache=True)
+>>> @numba.njit(boundscheck=False)
 ... def add(a, b):
 ...     return a + b
 >>> add(1, 2)
