@@ -4,8 +4,9 @@ The pages and homework sets that run on the package's core (NumPy, SciPy, pandas
 Pyodide ships; no Cornac, no Numba) are listed in ``_config.yml``'s
 ``sphinx.config.recbias_browser.notebooks`` with ``true``, or with the list of pure-Python
 packages they also need, installed from PyPI in the browser (``[powerlaw]``); every other
-notebook page is listed with the reason it cannot run there, which its button says. At the end of an HTML build this
-extension writes their notebooks (:func:`write_contents`) and builds a JupyterLite site around
+notebook page is listed with the reason it cannot run there, which its button says. At the end
+of an HTML build this extension writes their notebooks (:func:`write_contents`) and builds a
+JupyterLite site around
 them with the Pyodide kernel and the package's own wheel (:func:`build_site`), offline: the
 reader's browser then loads Pyodide and the packages it ships from Pyodide's CDN, and the
 package from the site.
@@ -21,10 +22,12 @@ runner of the same public checks (:func:`recbias_tutorial.course.public_checks`)
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
 import subprocess
 import sys
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -132,16 +135,18 @@ def chapter_notebook(source: Path, packages: list[str] = ()):
     return notebook
 
 
-def homework_notebook(student: Path, packages: list[str] = ()):
-    """A homework student notebook (otter assign's) for the browser: otter's init cell replaced."""
+def homework_notebook(student: Path, packages: list[str] = (), name: str | None = None):
+    """A homework notebook (otter assign's student or solution version) for the browser, saved
+    as ``<name>.ipynb`` (default: its own name): otter's init cell replaced."""
     import nbformat
 
     notebook = nbformat.read(student, as_version=4)
+    name = name or student.stem
     init = [i for i, c in enumerate(notebook.cells[:3])
             if c.cell_type == "code" and "otter.Notebook(" in c.source]
     if len(init) != 1:
         raise ValueError(f"{student.name}: no otter init cell among its first cells")
-    notebook.cells[init[0]] = checks_cell(student.stem)
+    notebook.cells[init[0]] = checks_cell(name)
     if any("import otter" in c.source for c in notebook.cells if c.cell_type == "code"):
         raise ValueError(f"{student.name}: imports otter beyond its init cell")
     notebook.cells.insert(0, setup_cell(packages))
@@ -155,25 +160,29 @@ def _digest(paths: list[Path]) -> str:
     return h.hexdigest()[:16]
 
 
-def student_versions(sets: list[Path], cache: Path = CACHE) -> dict[str, Path]:
-    """``{set: its student notebook}`` built by otter assign, cached by the sources' sha256."""
+def homework_versions(sets: list[Path], cache: Path = CACHE) -> dict[str, dict[str, Path]]:
+    """``{set: {"student": notebook, "solution": notebook}}`` built by otter assign, cached in
+    ``cache`` by the sha256 of the set's source and of the builder."""
     if not sets:
         return {}
     sys.path.insert(0, str(ROOT / "homework"))
     import otterhw
 
-    out = {}
-    for source in sets:
-        folder = cache / "homework" / f"{source.stem}-{_digest([source, ROOT / 'homework' / 'otterhw.py'])}"
-        student = folder / "student" / source.stem / f"{source.stem}.ipynb"
-        if not student.is_file():
+    def build(source: Path) -> dict[str, Path]:
+        key = _digest([source, ROOT / "homework" / "otterhw.py"])
+        folder = cache / "homework" / f"{source.stem}-{key}"
+        paths = {kind: folder / f"{kind}.ipynb" for kind in ("student", "solution")}
+        if not all(p.is_file() for p in paths.values()):
             shutil.rmtree(folder, ignore_errors=True)
-            with tempfile.TemporaryDirectory(dir=cache.parent if cache.parent.exists() else None) as tmp:
-                built = otterhw.build(Path(tmp), [source])[source.stem]["student"]
-                student.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(built, student)
-        out[source.stem] = student
-    return out
+            folder.mkdir(parents=True)
+            with tempfile.TemporaryDirectory(dir=folder) as tmp:
+                built = otterhw.build(Path(tmp), [source])[source.stem]
+                for kind, path in paths.items():
+                    shutil.copyfile(built[kind], path)
+        return paths
+
+    with ThreadPoolExecutor(max_workers=max(1, min(2, os.cpu_count() or 1))) as pool:  # otter
+        return dict(zip([s.stem for s in sets], pool.map(build, sets)))  # runs in subprocesses
 
 
 def write_contents(out: Path, root: Path = ROOT) -> list[Path]:
@@ -182,11 +191,12 @@ def write_contents(out: Path, root: Path = ROOT) -> list[Path]:
 
     sources = in_browser(root)
     homework = [p for p in sources if p.parent.name == "homework"]
-    students = student_versions(homework)
+    versions = homework_versions(homework)
     out.mkdir(parents=True, exist_ok=True)
     written = []
     for source, packages in sources.items():
-        notebook = (homework_notebook(students[source.stem], packages) if source in homework
+        notebook = (homework_notebook(versions[source.stem]["student"], packages,
+                                      source.stem) if source in homework
                     else chapter_notebook(source, packages))
         target = out / f"{source.stem}.ipynb"
         nbformat.write(notebook, target)
@@ -236,11 +246,13 @@ def build_site(html: Path, root: Path = ROOT) -> Path:
     cmd = [str(Path(sys.executable).with_name("jupyter")), "lite", "build",
            "--contents", str(contents), "--output-dir", str(out), "--piplite-wheels", str(whl),
            "--apps", "lab", "--apps", "notebooks", "--no-sourcemaps",
-           "--no-unused-shared-packages", "--ignore-sys-prefix",
-           f"--FederatedExtensionAddon.extra_labextensions_path={_extensions(work / 'labextensions')}"]
+           "--no-unused-shared-packages", "--ignore-sys-prefix",  # only LAB_EXTENSIONS:
+           "--FederatedExtensionAddon.extra_labextensions_path="
+           f"{_extensions(work / 'labextensions')}"]
     done = subprocess.run(cmd, cwd=work, capture_output=True, text=True)
     if done.returncode:
-        raise RuntimeError(f"jupyter lite build failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
+        raise RuntimeError(f"jupyter lite build failed:\n{done.stdout[-3000:]}\n"
+                           f"{done.stderr[-3000:]}")
     for junk in out.glob("rspack.config*.js"):  # the app's build recipes, not the app
         junk.unlink()
     return out
