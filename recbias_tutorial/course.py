@@ -29,7 +29,6 @@ import numpy as np
 
 from ._findings import (FindingFailed, _non_finite, _plain, check_finding, confirm_takeaway,
                         state_takeaways, unconfirmed_takeaways)
-from ._optional import available
 from ._params import Interval, declare
 from ._public_checks import public_checks
 from ._validation import check_identifier
@@ -83,7 +82,7 @@ def setup() -> str:
 
     from .plots import lab_renderer, offline_renderer
 
-    if available("tqdm"):  # tqdm comes with the `models` extra
+    if importlib.util.find_spec("tqdm") is not None:  # tqdm comes with the `models` extra
         from tqdm import TqdmWarning
 
         warnings.filterwarnings("ignore", category=TqdmWarning)

@@ -1,31 +1,28 @@
 """The core without its extras: what works, and the message where an extra is needed.
 
-A fresh interpreter blocks every optional library (Cornac, Numba, joblib, tqdm, pooch,
-powerlaw, vl-convert) as if it were not installed, then uses the package as the core install
-does (``tests/test_browser_edition.py`` does the same with the libraries really absent).
+A fresh interpreter (``-I -S``) sees this environment's packages through a folder of links
+that leaves out every optional library (Cornac, Numba, joblib, tqdm, pooch, powerlaw,
+vl-convert, with their metadata), as if they were not installed, and uses the package as the
+core install does (``tests/test_browser_edition.py`` does it in a real core install).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
+import sysconfig
 import textwrap
+from pathlib import Path
 
+ROOT = Path(__file__).resolve().parents[1]
 BLOCKED = ("cornac", "numba", "joblib", "tqdm", "pooch", "powerlaw", "vl_convert", "llvmlite")
 
 SCRIPT = textwrap.dedent("""
-    import importlib.abc, json, sys
+    import json, sys
     BLOCKED = {blocked!r}
-
-    class Block(importlib.abc.MetaPathFinder):  # as if these were not installed
-        def find_spec(self, name, path=None, target=None):
-            if name.split(".")[0] in BLOCKED:
-                raise ModuleNotFoundError(f"No module named {{name!r}}", name=name)
-            return None
-
-    sys.meta_path.insert(0, Block())
     import numpy as np
     import recbias_tutorial as rb
     from recbias_tutorial import course, plots
@@ -60,12 +57,23 @@ SCRIPT = textwrap.dedent("""
 """)
 
 
+def _site_without_extras(folder: Path) -> Path:
+    """A folder linking every entry of this environment's site-packages but the optional ones."""
+    blocked = re.compile(rf"^({'|'.join(BLOCKED)}|vl_convert_python)([-_.].*)?$", re.I)
+    folder.mkdir()
+    for entry in Path(sysconfig.get_paths()["purelib"]).iterdir():
+        if not blocked.match(entry.name) and entry.suffix != ".pth":
+            (folder / entry.name).symlink_to(entry)
+    return folder
+
+
 def _run(tmp_path) -> dict:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("RECBIAS_")}
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("RECBIAS_", "PYTHON", "VIRTUAL_ENV"))}
     env.update(RECBIAS_DATA=str(tmp_path / "no-data"), RECBIAS_CACHE=str(tmp_path / "cache"),
-               CI="")
-    done = subprocess.run([sys.executable, "-c", SCRIPT.format(blocked=BLOCKED)], env=env,
-                          capture_output=True, text=True, cwd=tmp_path)
+               CI="", PYTHONPATH=f"{ROOT}{os.pathsep}{_site_without_extras(tmp_path / 'site')}")
+    done = subprocess.run([sys.executable, "-S", "-c", SCRIPT.format(blocked=BLOCKED)],
+                          env=env, capture_output=True, text=True, cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-4000:]
     return json.loads(done.stdout.strip().splitlines()[-1])
 
