@@ -13,6 +13,8 @@ $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -e '.[dev]'
+	@# the Lite kernel's extension is for the browser edition's app only: JupyterLab leaves it out
+	$(BIN)/jupyter labextension disable --level=sys_prefix @jupyterlite/pyodide-kernel-extension >/dev/null 2>&1
 	touch $(STAMP)
 
 ## make book: build the course into _build/html (executes every chapter, cached; the cache is

@@ -125,3 +125,7 @@ def __getattr__(name: str):
     from . import _ranksys
 
     return getattr(_ranksys, name)
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_RANKSYS})
