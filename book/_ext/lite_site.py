@@ -30,7 +30,8 @@ import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+#: the repository (also from the student edition's copy of this file, under _build/student)
+ROOT = next(p for p in Path(__file__).resolve().parents if (p / "pyproject.toml").is_file())
 LITE = "lite"  # the site's folder inside the HTML output
 CACHE = ROOT / "_build" / ".lite"
 DATA_DIR = "data"  # where a reader puts dataset files in the Lite file browser
@@ -185,11 +186,14 @@ def homework_versions(sets: list[Path], cache: Path = CACHE) -> dict[str, dict[s
         return dict(zip([s.stem for s in sets], pool.map(build, sets)))  # runs in subprocesses
 
 
-def write_contents(out: Path, root: Path = ROOT) -> list[Path]:
-    """Write the browser edition's notebooks (and the data folder's README) into ``out``."""
+def write_contents(out: Path, root: Path = ROOT, book: Path | None = None) -> list[Path]:
+    """Write the browser edition's notebooks (and the data folder's README) into ``out``; the
+    pages are read from ``book`` (default ``root/book``; the student edition's, stripped of its
+    solutions, when it builds)."""
     import nbformat
 
     sources = in_browser(root)
+    book = book or root / "book"
     homework = [p for p in sources if p.parent.name == "homework"]
     versions = homework_versions(homework)
     out.mkdir(parents=True, exist_ok=True)
@@ -197,7 +201,7 @@ def write_contents(out: Path, root: Path = ROOT) -> list[Path]:
     for source, packages in sources.items():
         notebook = (homework_notebook(versions[source.stem]["student"], packages,
                                       source.stem) if source in homework
-                    else chapter_notebook(source, packages))
+                    else chapter_notebook(book / source.name, packages))
         target = out / f"{source.stem}.ipynb"
         nbformat.write(notebook, target)
         written.append(target)
@@ -234,12 +238,12 @@ def _extensions(dest: Path) -> Path:
     return dest
 
 
-def build_site(html: Path, root: Path = ROOT) -> Path:
+def build_site(html: Path, root: Path = ROOT, book: Path | None = None) -> Path:
     """Build the JupyterLite site into ``html/lite`` (offline); return that folder."""
     work = CACHE / "build"
     shutil.rmtree(work, ignore_errors=True)
     contents = work / "contents"
-    write_contents(contents, root)
+    write_contents(contents, root, book)
     whl = wheel(work / "wheels", root)
     out = html / LITE
     shutil.rmtree(out, ignore_errors=True)
@@ -286,14 +290,14 @@ def add_browser_button(app, pagename, templatename, context, doctree):
 
 def build_finished(app, exception):
     if exception is None and app.builder.format == "html":
-        build_site(Path(app.outdir), Path(app.srcdir))
+        build_site(Path(app.outdir), ROOT, Path(app.srcdir) / "book")  # the student edition's too
 
 
 def setup(app):
     app.add_config_value("recbias_browser", {}, "html")
     app.add_config_value("recbias_browser_marked", {}, "html")  # set from it, checked
     app.connect("config-inited", lambda app, config: setattr(
-        config, "recbias_browser_marked", checked(config.recbias_browser, Path(app.srcdir))))
+        config, "recbias_browser_marked", checked(config.recbias_browser, ROOT)))
     app.connect("html-page-context", add_browser_button, priority=503)
     app.connect("build-finished", build_finished)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
