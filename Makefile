@@ -13,6 +13,8 @@ $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -e '.[dev]'
+	@# the Lite kernel's extension is for the browser edition's app only: JupyterLab leaves it out
+	$(BIN)/jupyter labextension disable --level=sys_prefix @jupyterlite/pyodide-kernel-extension >/dev/null 2>&1
 	touch $(STAMP)
 
 ## make book: build the course into _build/html (executes every chapter, cached; the cache is
@@ -37,11 +39,12 @@ notebooks: $(STAMP)
 ## make test: unit, statistical and doc tests, then the book build, then checks on the built site
 ## (static checks, and every chapter page in headless Chromium: console, charts, maths, solutions),
 ## then every chapter opened in JupyterLab and run (Run All) as a student does, then the wheel in a
-## fresh virtual environment running every chapter and homework notebook alone in an empty folder
+## fresh virtual environment running every chapter and homework notebook alone in an empty folder,
+## then the browser edition: its notebooks under Pyodide's package versions, its Lite app in Chromium
 test: $(STAMP)
-	$(BIN)/python -m pytest -q $(XDIST) --ignore=tests/test_site.py --ignore=tests/test_browser.py --ignore=tests/test_lab.py --ignore=tests/test_wheel.py --ignore=tests/test_lessons.py
+	$(BIN)/python -m pytest -q $(XDIST) --ignore=tests/test_site.py --ignore=tests/test_browser.py --ignore=tests/test_lab.py --ignore=tests/test_wheel.py --ignore=tests/test_lessons.py --ignore=tests/test_browser_edition.py
 	$(JB)
-	RECBIAS_REQUIRE_SITE=1 $(BIN)/python -m pytest -q $(XDIST) tests/test_site.py tests/test_lessons.py tests/test_browser.py tests/test_lab.py tests/test_wheel.py
+	RECBIAS_REQUIRE_SITE=1 $(BIN)/python -m pytest -q $(XDIST) tests/test_site.py tests/test_lessons.py tests/test_browser.py tests/test_lab.py tests/test_wheel.py tests/test_browser_edition.py
 
 ## make homework: the problem sets of homework/ for otter-grader, in _build/homework: student/<set>/
 ## (notebook + public checks), autograder/<set>.zip (all tests) and solutions/<set>.ipynb

@@ -12,6 +12,7 @@ reused buffer, so the score matrix is never copied whole.
 from __future__ import annotations
 
 import os
+import sys
 import threading
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -20,6 +21,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
+from ._jit import HAVE_NUMBA
 from ._validation import check_feedback, check_k
 from .scorer import Scorer, check_scores
 
@@ -121,7 +123,10 @@ def masked_chunk(block: np.ndarray, fresh: bool, excl, users: slice | np.ndarray
 
 
 def n_threads() -> int:
-    """Threads for evaluating user chunks: ``RECBIAS_THREADS`` or the CPU count (at most 8)."""
+    """Threads for evaluating user chunks: ``RECBIAS_THREADS`` or the CPU count (at most 8);
+    one in the browser (Pyodide cannot start threads)."""
+    if sys.platform == "emscripten":
+        return 1
     env = os.environ.get("RECBIAS_THREADS")
     if env:
         try:
@@ -229,10 +234,12 @@ def exact_positions(m: np.ndarray, local: np.ndarray, s: np.ndarray,
     row's scores (:mod:`._ranking_kernels`: no temporaries, four times fewer passes); else
     NumPy's batched comparisons, which spare small problems loading Numba (0.5 s per
     process). None: compiled from :data:`COMPILED_MIN_CELLS` compared cells. Both give the
-    same integers; memory stays within the chunk budget either way."""
+    same integers; memory stays within the chunk budget either way. Without Numba (the core
+    install) always NumPy's: the kernel would run as Python, one cell at a time."""
     out = np.empty(len(s), dtype=np.int64)
     if compiled is None:
         compiled = len(s) * m.shape[1] >= COMPILED_MIN_CELLS
+    compiled = compiled and HAVE_NUMBA
     if compiled:
         from ._ranking_kernels import exact_positions_into  # lazy: Numba loads on first use
 
@@ -347,7 +354,7 @@ def positions(scores, test: pd.DataFrame, exclude, k: int | None, *,
     order = np.argsort(users, kind="stable")
     exact = k is None or k >= n_items
     local_buffer = threading.local()  # one reusable masking buffer per thread
-    compiled = n_users * n_items >= COMPILED_MIN_CELLS  # the problem's size, not a chunk's
+    compiled = HAVE_NUMBA and n_users * n_items >= COMPILED_MIN_CELLS  # the problem's size
 
     def run(lo: int, hi: int, a: int, b: int) -> None:
         rows = order[a:b]

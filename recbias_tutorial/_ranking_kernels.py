@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import numba
+from ._jit import numba  # Numba, or the same code run as Python without it
 
 
 @numba.njit(cache=True, nogil=True, boundscheck=False)

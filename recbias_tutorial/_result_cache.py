@@ -26,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import hashlib
+import importlib.metadata
 import os
 import pickle
 import tempfile
@@ -37,6 +38,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ._optional import available
 from .models._cache import (FitCacheWarning, _array_sha, data_digest, fit_cache_dir,
                             fit_cache_enabled)
 
@@ -44,12 +46,13 @@ from .models._cache import (FitCacheWarning, _array_sha, data_digest, fit_cache_
 @functools.lru_cache(maxsize=1)
 def _environment() -> str:
     """Versions and a fingerprint of every source file of the package."""
-    import cornac
-
     from . import __version__
 
-    h = hashlib.sha256("|".join([__version__, pd.__version__, np.__version__,
-                                 cornac.__version__]).encode())
+    try:  # Cornac's version without importing it (a chapter without models never loads it)
+        cornac = importlib.metadata.version("cornac")
+    except importlib.metadata.PackageNotFoundError:
+        cornac = "no cornac"
+    h = hashlib.sha256("|".join([__version__, pd.__version__, np.__version__, cornac]).encode())
     root = Path(__file__).resolve().parent
     for path in sorted(root.rglob("*.py")):
         h.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
@@ -182,6 +185,8 @@ def cached_result(function: str, data: Any, arguments: dict | None,
     computed and never stored.
     """
     keys = None if arguments is None else {name: argument_key(v) for name, v in arguments.items()}
+    if not available("joblib"):  # the store is joblib's (extra `models`); without it, computed
+        return compute(), False
     if not fit_cache_enabled(cache) or keys is None or None in keys.values():
         return compute(), False
     data_key = data if isinstance(data, str) else _data_key(data)

@@ -30,12 +30,13 @@ import numpy as np
 from ._findings import (FindingFailed, _non_finite, _plain, check_finding, confirm_takeaway,
                         state_takeaways, unconfirmed_takeaways)
 from ._params import Interval, declare
+from ._public_checks import public_checks
 from ._validation import check_identifier
 from .data import FeedbackData, StandinWarning
 
 __all__ = ["LAB_RENDERER", "RENDERER", "FindingFailed", "all_takeaways_confirmed", "confirm",
-           "finding", "glue", "glue_values", "setup", "standin_notice", "stored_results", "table",
-           "takeaways"]
+           "finding", "glue", "glue_values", "public_checks", "setup", "standin_notice",
+           "stored_results", "table", "takeaways"]
 
 #: Name under which :func:`setup` registers the renderer of the built site.
 RENDERER = "recbias_offline"
@@ -78,11 +79,13 @@ def setup() -> str:
     True
     """
     import altair as alt
-    from tqdm import TqdmWarning
 
     from .plots import lab_renderer, offline_renderer
 
-    warnings.filterwarnings("ignore", category=TqdmWarning)
+    if importlib.util.find_spec("tqdm") is not None:  # tqdm comes with the `models` extra
+        from tqdm import TqdmWarning
+
+        warnings.filterwarnings("ignore", category=TqdmWarning)
     warnings.filterwarnings("ignore", category=StandinWarning)
     for name, renderer in ((RENDERER, offline_renderer), (LAB_RENDERER, lab_renderer)):
         if name not in alt.renderers.names():

@@ -18,6 +18,8 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
+from ._optional import available
+
 _TEMPLATE = """<div id="{id}" class="recbias-chart"></div>
 <script type="text/javascript">
 (function () {{
@@ -175,7 +177,8 @@ def lab_bundle(spec: Mapping, *, svg: bool = True) -> dict:
     spec : mapping
         A Vega-Lite specification, e.g. ``chart.to_dict()``.
     svg : bool, default True
-        Add the static SVG (``image/svg+xml``).
+        Add the static SVG (``image/svg+xml``) when ``vl-convert`` is installed (the ``export``
+        extra); without it the bundle holds the spec only, which JupyterLab draws.
 
     Returns
     -------
@@ -203,7 +206,7 @@ def lab_bundle(spec: Mapping, *, svg: bool = True) -> dict:
         raise ValueError(f"spec must be a mapping (a Vega-Lite spec), got {type(spec).__name__}")
     v5 = {**_localise_params(dict(spec)), "$schema": _V5_SCHEMA}
     bundle = {LAB_MIMETYPE: v5, "text/plain": "<Vega-Lite chart>"}
-    if svg:
+    if svg and available("vl_convert"):  # the `export` extra; JupyterLab draws the spec itself
         import vl_convert as vlc
 
         try:

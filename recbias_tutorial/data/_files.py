@@ -27,6 +27,7 @@ import os
 import re
 import shutil
 import socket
+import sys
 import tempfile
 import time
 import warnings
@@ -35,20 +36,30 @@ from pathlib import Path
 from typing import NamedTuple
 from urllib.parse import urlparse
 
+from .._optional import available, install_hint, require
 from .._validation import check_choice
 from . import _checksums
 from . import _registry as reg
 
 
 def _pooch():
-    """Import pooch lazily and quietly: it imports ``tqdm.auto``, which warns in notebooks
-    without ipywidgets ("IProgress not found"), noise in every chapter that loads data."""
-    import warnings
+    """Import pooch lazily and quietly (it imports ``tqdm.auto``, which warns in notebooks
+    without ipywidgets: "IProgress not found"), or say which extra installs it."""
+    return require("pooch", "downloading a dataset")
 
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message="IProgress not found")
-        import pooch
-    return pooch
+
+def _os_cache(project: str) -> Path:
+    """``pooch.os_cache(project)`` (platformdirs' user cache folder), also without pooch."""
+    if available("pooch"):
+        return Path(_pooch().os_cache(project))
+    home = Path.home()
+    if sys.platform == "darwin":
+        return home / "Library" / "Caches" / project
+    if sys.platform == "win32":
+        local = os.environ.get("LOCALAPPDATA") or str(home / "AppData" / "Local")
+        return Path(local) / project / project / "Cache"
+    xdg = os.environ.get("XDG_CACHE_HOME", "").strip()
+    return (Path(xdg) if xdg and Path(xdg).is_absolute() else home / ".cache") / project
 
 _TRUE = {"1", "true", "yes", "on"}
 FIRST_SEEN = _checksums.FIRST_SEEN  # trust-on-first-use record, in the cache folder
@@ -99,9 +110,7 @@ def cache_root() -> Path:
     value = os.environ.get("RECBIAS_CACHE", "").strip()
     if value:
         return Path(value).expanduser()
-    pooch = _pooch()
-
-    return Path(pooch.os_cache("recbias_tutorial"))
+    return _os_cache("recbias_tutorial")
 
 
 def candidate_dirs(name: str) -> list[tuple[Path, bool]]:
@@ -234,6 +243,8 @@ def locate(name: str) -> Located:
             reason = None
         elif offline():
             reason = "downloads are disabled (RECBIAS_OFFLINE=1)"
+        elif not available("pooch"):
+            reason = f"downloads need pooch, which is not installed ({install_hint('pooch')})"
         else:
             try:
                 download(name)

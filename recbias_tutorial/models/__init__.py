@@ -22,19 +22,24 @@ Examples
 [2.0, 0.0]
 """
 
-import warnings
+from __future__ import annotations
 
-with warnings.catch_warnings():  # Cornac imports tqdm.auto, which warns when ipywidgets is
-    warnings.filterwarnings("ignore", message="IProgress not found")  # absent: bars are off
-    import cornac  # noqa: F401  (first import here, so the warning never reaches a page)
+import importlib
+from typing import Any
 
-from ._baselines import AvgRating, PosPop, RandomScores
-from ._cml import CML
-from ._cache import FitCacheWarning, clear_fit_cache
-from ._fit import (UNKNOWN_USER_SCORE, fit_scorer, fit_scores, iter_scores, score_models,
-                   to_cornac_dataset)
-from ._scorers import BatchScorer, batch_scorer
-from ._zoo import DEFAULT_FAMILIES, FAMILIES, model_zoo
+#: public name -> the private module that defines it. Names load on first use, so that the
+#: cache's helpers (``models._cache``) import without Cornac, and a missing Cornac is one
+#: clear error naming the extra (``pip install 'recbias_tutorial[models]'``).
+_NAMES = {
+    "AvgRating": "_baselines", "PosPop": "_baselines", "RandomScores": "_baselines",
+    "CML": "_cml",
+    "FitCacheWarning": "_cache", "clear_fit_cache": "_cache",
+    "UNKNOWN_USER_SCORE": "_fit", "fit_scorer": "_fit", "fit_scores": "_fit",
+    "iter_scores": "_fit", "score_models": "_fit", "to_cornac_dataset": "_fit",
+    "BatchScorer": "_scorers", "batch_scorer": "_scorers",
+    "DEFAULT_FAMILIES": "_zoo", "FAMILIES": "_zoo", "model_zoo": "_zoo",
+}
+_WITHOUT_CORNAC = {"_cache"}  # modules that import Cornac only inside the functions needing it
 
 __all__ = [
     "DEFAULT_FAMILIES",
@@ -55,3 +60,20 @@ __all__ = [
     "score_models",
     "to_cornac_dataset",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _NAMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    module = _NAMES[name]
+    if module not in _WITHOUT_CORNAC:
+        from .._optional import require
+
+        require("cornac", f"recbias_tutorial.models.{name}")  # first import: quiet, or the extra
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value  # later look-ups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_NAMES})

@@ -28,7 +28,7 @@ with ``reg > 0`` every row has a gradient at every step and the kernel updates e
 
 from __future__ import annotations
 
-import numba
+from .._jit import numba  # Numba, or the same code run as Python without it
 import numpy as np
 
 #: Activation codes (Cornac's ``act_functions`` names, in :data:`ACT_CODES` order).

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import numba
+from .._jit import numba  # Numba, or the same code run as Python without it
 import numpy as np
 
 _EPS = 1e-8  # pmf.pyx: double eps = 1e-8

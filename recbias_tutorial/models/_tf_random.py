@@ -15,7 +15,7 @@ checks them against TensorFlow with ``np.array_equal`` (when TensorFlow is insta
 
 from __future__ import annotations
 
-import numba
+from .._jit import numba  # Numba, or the same code run as Python without it
 import numpy as np
 
 _KEY_SCRAMBLE = (0x3EC8F720, 0x02461E29)  # GenerateKey's fixed key (stateless_random_ops.cc)

@@ -60,7 +60,6 @@ from ._bands import popular_share, tau_bands
 from ._grading import (FIGURE4_CONTRASTS, figure4_sign_tests, figure4_verdicts,
                        smoothing_comparison)
 from ._models import PAPER_GRID, RECOMMENDER_KINDS, paper_grid, paper_models
-from ._ranksys import ImplicitALS, RankSysItemKNN, RankSysUserKNN
 from ._protocol import (METRICS, SIZES, TEST_SET_NAMES, ProtocolSplit,
                         draw_test_sets, split_feedback, tune)
 from ._repetitions import Repetition, run_protocol, run_repetition
@@ -112,3 +111,21 @@ __all__ = [
     "tune",
     "wilcoxon_vs_truth",
 ]
+
+
+_RANKSYS = ("ImplicitALS", "RankSysItemKNN", "RankSysUserKNN")  # Cornac models: loaded on use
+
+
+def __getattr__(name: str):
+    if name not in _RANKSYS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from ..._optional import require
+
+    require("cornac", f"carraro2022.{name}")  # quietly, or a message naming the extra
+    from . import _ranksys
+
+    return getattr(_ranksys, name)
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_RANKSYS})

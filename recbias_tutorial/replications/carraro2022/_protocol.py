@@ -10,12 +10,12 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from numbers import Real
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
-from ... import models as _models  # first: imports Cornac quietly
-from cornac.models import Recommender  # noqa: I001
+
+from ... import models as _models
 from ..._params import Interval, Seed, declare
 from ..._validation import (as_generator, check_column_name, check_finite_column,
                             check_fractions, check_frame, check_mapping, check_seeds,
@@ -23,6 +23,9 @@ from ..._validation import (as_generator, check_column_name, check_finite_column
 from ...data import FeedbackData, random_split
 from ...metrics import rank_positions, subset_metrics
 from ...sampling import STRATEGIES, intervene, intervention_weights
+
+if TYPE_CHECKING:  # Cornac is imported where models are fitted (the core has none)
+    from cornac.models import Recommender
 
 #: The declared rule of ``smoothing`` (as :func:`recbias_tutorial.sampling.intervene` has it).
 _SMOOTHING = intervention_weights.__rules__["smoothing"]
@@ -148,7 +151,7 @@ def split_feedback(data: FeedbackData, *, seed: int, mnar_fractions: Sequence[fl
 # --------------------------------------------------------------------------------------
 # one repetition of the protocol
 # --------------------------------------------------------------------------------------
-ModelFactory = Callable[[], Recommender]
+ModelFactory = Callable[[], "Recommender"]
 
 
 def _check_factories(factories: Any, name: str = "factories") -> Mapping[str, ModelFactory]:

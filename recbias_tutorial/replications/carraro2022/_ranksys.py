@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 import cornac
-import numba
+from ..._jit import numba  # Numba, or the same code run as Python without it
 import numpy as np
 import scipy.sparse as sp
 from cornac.exception import ScoreException

@@ -24,6 +24,8 @@ import warnings
 
 import numpy as np
 
+from ..._optional import require
+
 #: The fits of :func:`fit_powerlaw`: the installed package's (2.x) and the authors' (1.x).
 POWERLAW_FITS = ("powerlaw2", "powerlaw1")
 
@@ -43,7 +45,7 @@ def _quiet():
 
 def _fit_version1(seen: np.ndarray) -> tuple[float, float]:
     """powerlaw 1.x's ``Fit(discrete=True)``: approximate alpha per x_min, the smallest KS."""
-    import powerlaw  # lazy: a dependency only this replication needs
+    powerlaw = require("powerlaw", "the authors' power-law propensities")
 
     x = np.sort(seen)
     candidates = np.unique(x)[:-1]  # 1.x skips the largest value (no tail left to fit)
@@ -68,7 +70,7 @@ def _fit_version1(seen: np.ndarray) -> tuple[float, float]:
 
 def fit_powerlaw(counts: np.ndarray, fit: str = "powerlaw2") -> tuple[np.ndarray, float, float]:
     """``StratifiedEvaluation._estimate_propensities``: n^alpha above x_min, n at or below."""
-    import powerlaw  # lazy: a dependency only this replication needs
+    powerlaw = require("powerlaw", "the authors' power-law propensities")
 
     counts = np.asarray(counts, dtype=float)
     seen = counts[counts > 0]
