@@ -96,6 +96,17 @@ def test_the_tally_before_is_the_issues_record(now):
     assert all(kept[p] == sum(v) for p, v in before.items())
 
 
+def test_the_tally_without_margin_is_a_record_of_the_same_rows(now):
+    """The count before the margins (report.csv at 024a65d) covers the rows graded now."""
+    before = rep.TALLY_WITHOUT_MARGIN
+    assert set(before) == set(rep.NOTES)
+    assert all(sum(v) == n for (p, v), n in zip(before.items(), now.groupby("paper").size()[list(before)]))
+    # the margins decide fewer numbers: fewer reproduced, more undetermined
+    tally = rep.verdict_tally(now)
+    assert tally.loc["total", rep.VERDICTS[0]] < sum(v[0] for v in before.values())
+    assert tally.loc["total", rep.VERDICTS[2]] > sum(v[2] for v in before.values())
+
+
 def test_each_row_links_a_section_its_chapter_has(now):
     for paper, notes in rep.NOTES.items():
         headings = set(re.findall(r"^#+ (.+)$", (BOOK / f"{notes['chapter']}.md").read_text(),

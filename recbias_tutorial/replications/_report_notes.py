@@ -162,3 +162,15 @@ TALLY_BEFORE: dict[str, tuple[int, int]] = {
     "jadidinejad2021": (10, 2),
     "wang2025": (1, 5),
 }
+
+#: The report's tally under the rules per kind of number before verdicts were decided against
+#: a margin (``report.csv`` at 024a65d, 51 headline numbers), per paper: (reproduced within our
+#: interval, same direction other level, undetermined, differs). A record, not a computation:
+#: the rules without a margin are gone (an interval holding the paper's value "reproduced" it,
+#: however wide).
+TALLY_WITHOUT_MARGIN: dict[str, tuple[int, int, int, int]] = {
+    "yang2018": (0, 4, 0, 12),
+    "carraro2022": (0, 0, 14, 0),
+    "jadidinejad2021": (10, 1, 0, 1),
+    "wang2025": (3, 0, 2, 4),
+}

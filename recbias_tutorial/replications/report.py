@@ -51,13 +51,16 @@ from .._findings import (VERDICTS, ContrastVerdict, TauVerdict, Verdict, contras
                          mean_verdict, single_run_verdict, tau_verdict, verdict)
 from .._margins import Margin, distinction_margin, half_unit
 from .._validation import check_names, check_unique_rows
-from . import _report_margins as margins
-from ._report_notes import NOTES, RULES, TALLY_BEFORE
+from ._report_margins import (jadidinejad_gain_margin, jadidinejad_level_margin, wang_level_margin,
+                              wang_order_margin, yang_aoa_margin, yang_cut_margin)
+from ._report_notes import NOTES, RULES, TALLY_BEFORE, TALLY_WITHOUT_MARGIN
 
-__all__ = ["NOTES", "RULES", "TALLY_BEFORE", "VERDICTS", "ContrastVerdict", "Margin",
+__all__ = ["NOTES", "RULES", "TALLY_BEFORE", "TALLY_WITHOUT_MARGIN", "VERDICTS", "ContrastVerdict", "Margin",
            "TauVerdict", "Verdict", "contrast_verdict", "distinction_margin", "half_unit",
-           "mean_verdict", "recorded_report", "replication_report", "single_run_verdict",
-           "tau_verdict", "verdict", "verdict_changes", "verdict_tally"]
+           "jadidinejad_gain_margin", "jadidinejad_level_margin", "mean_verdict",
+           "recorded_report", "replication_report", "single_run_verdict", "tau_verdict", "verdict",
+           "verdict_changes", "verdict_tally", "wang_level_margin", "wang_order_margin",
+           "yang_aoa_margin", "yang_cut_margin"]
 
 _COLUMNS = ["paper", "dataset", "quantity", "paper_value", "ours", "low", "high", "n",
             "interval", "rule", "share", "margin", "margin_reason", "verdict", "why", "cause",
@@ -109,10 +112,10 @@ def _yang2018(stored: dict) -> list[dict]:
             splits = r.index.get_level_values("seed")  # the independent units: the draws share a split
             for quantity, column, value, values, reference, margin in (
                     ("MAE of Recall, AOA", "AOA", paper["AOA"], r["AOA"], None,
-                     margins.yang_aoa(paper)),
+                     yang_aoa_margin(paper)),
                     ("MAE change, SNIPS γ=2 vs AOA", "SNIPS γ=2.0",
                      paper["SNIPS γ=2.0"] / paper["AOA"] - 1, r["SNIPS γ=2.0"] / r["AOA"] - 1,
-                     0.0, margins.yang_cut(paper, "SNIPS γ=2.0"))):
+                     0.0, yang_cut_margin(paper, "SNIPS γ=2.0"))):
                 cause = ladder
                 if reading is yang2018.SLIDES:  # found by a search: what it leaves open
                     spread = [mean(f, ours, column) for f in yang2018.SLIDES_FAMILY]
@@ -203,7 +206,7 @@ def _jadidinejad2021(stored: dict, provenance: dict) -> list[dict]:
                          f"the zoo: ours has {n_models} of the paper's {jad.PAPER_N_MODELS} models, and "
                          f"leaving one family out moves this τ by up to {moves[method].max():.3f} "
                          f"({moves[method].idxmax()})")
-                margin = margins.jadidinejad_level(paper, name, kk, method)
+                margin = jadidinejad_level_margin(paper, name, kk, method)
                 rows.append(_row("jadidinejad2021", nice[name], f"Table 6 τ, {method}, {label}", p,
                                  mean_verdict(p, taus[method], paper_n=JADIDINEJAD_RUNS,
                                               margin=margin.value), margin,
@@ -213,7 +216,7 @@ def _jadidinejad2021(stored: dict, provenance: dict) -> list[dict]:
                      f"the zoo: ours has {n_models} of the paper's {jad.PAPER_N_MODELS} models")
             gain = taus["stratified"] - taus["holdout"]
             p = float(paper.loc[(name, kk, "stratified")] - paper.loc[(name, kk, "holdout")])
-            margin = margins.jadidinejad_gain(p)
+            margin = jadidinejad_gain_margin(p)
             rows.append(_row("jadidinejad2021", nice[name],
                              f"Table 6 τ gain, stratified − holdout, {label}", p,
                              mean_verdict(p, gain, paper_n=JADIDINEJAD_RUNS, reference=0.0,
@@ -247,7 +250,7 @@ def _wang2025(stored: dict) -> list[dict]:
             cause = "" if metric != "URE Recall@K" else (
                 f"the candidate set, which the paper leaves open, moves it: without the logged "
                 f"songs, {excluded[model]:.4f} ({excluded[model] / values[model].mean():.1f}× ours)")
-            margin = margins.wang_level(paper[column], model)
+            margin = wang_level_margin(paper[column], model)
             rows.append(_row("wang2025", "Yahoo! R3", f"Table 1, {model}: {quantity}", p,
                              single_run_verdict(p, values[model], margin=margin.value), margin,
                              n=len(values), interval="95% prediction interval of one run",
@@ -257,7 +260,7 @@ def _wang2025(stored: dict) -> list[dict]:
     column = "URE Recall@5"
     for a, b in (("MF", "IPS"), ("MF", "DR"), ("IPS", "DR")):
         p = float(paper.loc[a, column] - paper.loc[b, column])
-        margin = margins.wang_order(p)
+        margin = wang_order_margin(p)
         v = contrast_verdict(p, values[a], values[b], margin=margin.value, reference=0.0)
         shown = v.wins if p > 0 else v.losses
         rows.append(_row("wang2025", "Yahoo! R3", f"Table 1, URE Recall@5: {a} above {b}", p,
