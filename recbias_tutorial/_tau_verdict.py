@@ -170,7 +170,7 @@ def tau_verdict(paper: float | None, truth: pd.DataFrame, test: pd.DataFrame, *,
     "reproduced within our interval" when every attainable value lies within ``paper ±
     margin``, "differs" when none does, "undetermined" otherwise (the truth, or the test
     set's own noise, leaves pairs that decide it open). With fewer repetitions than the paired
-    test needs to reject at ``alpha`` (:func:`paired_test_minimum`: 6 at 0.05), the orders
+    test needs to reject at ``alpha`` (its smallest p-value is 2 / 2^n: 6 at 0.05), the orders
     of the means alone decide, and ``why`` says so. Each verdict in ``contrasts`` (from
     :func:`contrast_verdict`: the paper's comparisons that rest on this τ) must agree too:
     the result is the weakest of them.

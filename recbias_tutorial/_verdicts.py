@@ -162,7 +162,7 @@ def verdict(paper: float, ours: Any, *, margin: float, reference: float | None =
     """Grade one headline number against the t interval of our mean, within ``margin``.
 
     The ``level`` t interval of our mean over seeds or repetitions is compared with
-    ``paper ± margin`` (:func:`decide`): inside, "reproduced within our interval"; entirely
+    ``paper ± margin``: inside, "reproduced within our interval"; entirely
     outside, "differs" ("same direction, other level" when the paper's value and our mean lie
     on the same side of ``reference``); otherwise "undetermined". ``interval`` replaces the t
     interval by one computed elsewhere (e.g. a bootstrap band around one value); it must
@@ -218,7 +218,7 @@ def single_run_verdict(paper: float, ours: Any, *, margin: float, reference: flo
     labels of ``groups`` (e.g. 5 splits × 5 negative draws are 25 runs but 5 units: the
     draws of one split share its split). With ``groups`` the interval is conservative: the
     mean is known no better than over ``g`` units, and :math:`s` is trusted with ``g - 1``
-    degrees of freedom. It is then compared with ``paper ± margin`` (:func:`decide`).
+    degrees of freedom. It is then compared with ``paper ± margin``.
 
     Raises
     ------
@@ -305,7 +305,7 @@ def contrast_verdict(paper: float, ours: Any, other: Any, *, margin: float,
     ``ours`` and ``other`` hold the two numbers per repetition (or seed), paired. The
     per-repetition difference ``ours - other`` (a tie is a difference of 0, within 1e-12)
     gives our mean difference and its ``level`` t interval (a point when every repetition
-    gives the same difference), compared with ``paper ± margin`` (:func:`decide`): a gain
+    gives the same difference), compared with ``paper ± margin``: a gain
     absent in every repetition differs from a claimed gain, and a claimed 0 is reproduced
     only when our difference is shown to lie within ``± margin``. An ordering the paper
     shows (a above b) is the contrast ``paper = a - b``; ``reference=0.0`` qualifies a
