@@ -7,9 +7,9 @@ apart; a condition that no longer holds raises :class:`FindingFailed`, which fai
 build (a cell error under ``jupyter-book build -W``) with the finding's name and numbers.
 
 The replication report grades each headline number on one fixed scale (:data:`VERDICTS`),
-with the rule made for its kind of number (:mod:`recbias_tutorial._verdicts`, re-exported
-here): a paper value from one run, a mean over seeds, a contrast, Kendall's τ over a few
-models.
+against a declared margin, with the interval made for its kind of number
+(:mod:`recbias_tutorial._verdicts`, re-exported here): a paper value from one run, a mean over
+seeds, a contrast, Kendall's τ over a few models.
 """
 
 from __future__ import annotations
@@ -24,8 +24,9 @@ from typing import Any
 import numpy as np
 
 from ._validation import check_identifier
-from ._verdicts import (VERDICTS, ContrastVerdict, TauVerdict, Verdict,  # noqa: F401 (re-exported)
-                        contrast_verdict, mean_verdict, single_run_verdict, tau_verdict, verdict)
+from ._tau_verdict import TauVerdict, tau_verdict  # noqa: F401 (re-exported)
+from ._verdicts import (VERDICTS, ContrastVerdict, Verdict,  # noqa: F401 (re-exported)
+                        contrast_verdict, mean_verdict, single_run_verdict, verdict)
 
 
 #: What a condition may call besides the finding's own numbers.

@@ -701,25 +701,25 @@ def _candidates(train=None, val=None, **kw):
 
 REPLICATION_CASES = [
     # --- report.verdict and the report
-    ("verdict ours text", lambda: report.verdict(0.5, "0.5"), "ours"),
+    ("verdict ours text", lambda: report.verdict(0.5, "0.5", margin=0.1), "ours"),
     ("verdict ours two models", lambda: report.verdict(
-        0.5, pd.DataFrame({"a": [0.4, 0.5], "b": [0.6, 0.7]})), "ours"),
-    ("verdict ours 2-D", lambda: report.verdict(0.5, np.ones((2, 2))), "ours"),
-    ("verdict ours booleans", lambda: report.verdict(0.5, [True, False]), "ours"),
-    ("verdict ours mapping", lambda: report.verdict(0.5, {"a": 0.5}), "ours"),
-    ("verdict ours complex", lambda: report.verdict(0.5, [0.5 + 1j]), "ours"),
-    ("verdict ours None", lambda: report.verdict(0.5, None), "ours"),
-    ("verdict interval without our mean", lambda: report.verdict(0.5, [0.9],
-                                                                 interval=(0.4, 0.6)), "interval"),
-    ("verdict interval text", lambda: report.verdict(0.5, [0.5], interval="ab"), "interval"),
-    ("verdict interval three numbers", lambda: report.verdict(0.5, [0.5],
-                                                              interval=(0.1, 0.5, 0.9)),
+        0.5, pd.DataFrame({"a": [0.4, 0.5], "b": [0.6, 0.7]}), margin=0.1), "ours"),
+    ("verdict ours 2-D", lambda: report.verdict(0.5, np.ones((2, 2)), margin=0.1), "ours"),
+    ("verdict ours booleans", lambda: report.verdict(0.5, [True, False], margin=0.1), "ours"),
+    ("verdict ours mapping", lambda: report.verdict(0.5, {"a": 0.5}, margin=0.1), "ours"),
+    ("verdict ours complex", lambda: report.verdict(0.5, [0.5 + 1j], margin=0.1), "ours"),
+    ("verdict ours None", lambda: report.verdict(0.5, None, margin=0.1), "ours"),
+    ("verdict interval without our mean", lambda: report.verdict(
+        0.5, [0.9], margin=0.1, interval=(0.4, 0.6)), "interval"),
+    ("verdict interval text", lambda: report.verdict(0.5, [0.5], margin=0.1, interval="ab"), "interval"),
+    ("verdict interval three numbers", lambda: report.verdict(
+        0.5, [0.5], margin=0.1, interval=(0.1, 0.5, 0.9)),
      "interval"),
-    ("verdict interval reversed", lambda: report.verdict(0.5, [0.5], interval=(0.9, 0.1)),
+    ("verdict interval reversed", lambda: report.verdict(0.5, [0.5], margin=0.1, interval=(0.9, 0.1)),
      "interval"),
-    ("verdict interval NaN", lambda: report.verdict(0.5, [0.5], interval=(np.nan, 1.0)),
+    ("verdict interval NaN", lambda: report.verdict(0.5, [0.5], margin=0.1, interval=(np.nan, 1.0)),
      "interval"),
-    ("verdict reference bool", lambda: report.verdict(0.5, [0.5], reference=True), "reference"),
+    ("verdict reference bool", lambda: report.verdict(0.5, [0.5, 0.6], margin=0.1, reference=True), "reference"),
     ("replication_report paper twice", lambda: report.replication_report(
         papers=("wang2025", "wang2025")), "papers"),
     ("replication_report no paper", lambda: report.replication_report(papers=()), "papers"),
@@ -733,19 +733,19 @@ REPLICATION_CASES = [
      "report"),
     ("verdict_tally verdict off the scale", lambda: report.verdict_tally(
         pd.DataFrame({"paper": ["x"], "verdict": ["maybe"]})), "report"),
-    ("single_run_verdict one run", lambda: report.single_run_verdict(0.5, [0.5]), "ours"),
-    ("mean_verdict one seed", lambda: report.mean_verdict(0.5, [0.5], paper_n=5), "ours"),
-    ("contrast_verdict unpaired", lambda: report.contrast_verdict(0.1, [1, 2], [1]), "paired"),
-    ("contrast_verdict other text", lambda: report.contrast_verdict(0.1, [1, 2], "ab"), "other"),
-    ("tau_verdict truth array", lambda: report.tau_verdict(0.5, _TAU_TRUTH.to_numpy(),
-                                                           _TAU_TRUTH), "truth"),
+    ("single_run_verdict one run", lambda: report.single_run_verdict(0.5, [0.5], margin=0.1), "ours"),
+    ("mean_verdict one seed", lambda: report.mean_verdict(0.5, [0.5], paper_n=5, margin=0.1), "ours"),
+    ("contrast_verdict unpaired", lambda: report.contrast_verdict(0.1, [1, 2], [1], margin=0.1), "paired"),
+    ("contrast_verdict other text", lambda: report.contrast_verdict(0.1, [1, 2], "ab", margin=0.1), "other"),
+    ("tau_verdict truth array", lambda: report.tau_verdict(
+        0.5, _TAU_TRUTH.to_numpy(), _TAU_TRUTH, margin=0.1), "truth"),
     ("tau_verdict other models", lambda: report.tau_verdict(
-        0.5, _TAU_TRUTH, _TAU_TRUTH.rename(columns={"a": "z"})), "truth and test"),
+        0.5, _TAU_TRUTH, _TAU_TRUTH.rename(columns={"a": "z"}), margin=0.1), "truth and test"),
     ("tau_verdict two models", lambda: report.tau_verdict(
-        0.5, _TAU_TRUTH[["a", "b"]], _TAU_TRUTH[["a", "b"]]), "truth"),
-    ("tau_verdict NaN", lambda: report.tau_verdict(0.5, _TAU_TRUTH, _TAU_TRUTH * np.nan), "test"),
+        0.5, _TAU_TRUTH[["a", "b"]], _TAU_TRUTH[["a", "b"]], margin=0.1), "truth"),
+    ("tau_verdict NaN", lambda: report.tau_verdict(0.5, _TAU_TRUTH, _TAU_TRUTH * np.nan, margin=0.1), "test"),
     ("tau_verdict contrasts list", lambda: report.tau_verdict(
-        0.5, _TAU_TRUTH, _TAU_TRUTH, contrasts=["differs"]), "contrasts"),
+        0.5, _TAU_TRUTH, _TAU_TRUTH, margin=0.1, contrasts=["differs"]), "contrasts"),
     ("figure4_verdicts with_paper text", lambda: carraro2022.figure4_verdicts(
         _TAU, with_paper="yes"), "with_paper"),
     ("figure4_sign_tests metric absent", lambda: carraro2022.figure4_sign_tests(
@@ -1197,15 +1197,19 @@ VALID_CALLS = {
     carraro2022.RankSysItemKNN: lambda **kw: _fitted(carraro2022.RankSysItemKNN, **{"k": 1, **kw}),
     carraro2022.ImplicitALS: lambda **kw: _fitted(carraro2022.ImplicitALS,
                                                   **{"k": 2, "n_iter": 2, **kw}),
-    report.verdict: lambda **kw: report.verdict(**{"paper": 0.5, "ours": [0.4, 0.6], **kw}),
+    report.verdict: lambda **kw: report.verdict(**{"paper": 0.5, "ours": [0.4, 0.6],
+                                                   "margin": 0.1, **kw}),
     report.single_run_verdict: lambda **kw: report.single_run_verdict(
-        **{"paper": 0.5, "ours": [0.4, 0.6], **kw}),
+        **{"paper": 0.5, "ours": [0.4, 0.6], "margin": 0.1, **kw}),
     report.mean_verdict: lambda **kw: report.mean_verdict(
-        **{"paper": 0.5, "ours": [0.4, 0.6], "paper_n": 5, **kw}),
+        **{"paper": 0.5, "ours": [0.4, 0.6], "paper_n": 5, "margin": 0.1, **kw}),
     report.contrast_verdict: lambda **kw: report.contrast_verdict(
-        **{"paper": 0.2, "ours": [0.4, 0.6], "other": [0.3, 0.5], **kw}),
+        **{"paper": 0.2, "ours": [0.4, 0.6], "other": [0.3, 0.5], "margin": 0.1, **kw}),
     report.tau_verdict: lambda **kw: report.tau_verdict(
-        **{"paper": 0.6, "truth": _TAU_TRUTH, "test": _TAU_TRUTH[::-1], **kw}),
+        **{"paper": 0.6, "truth": _TAU_TRUTH, "test": _TAU_TRUTH[::-1], "margin": 0.1, **kw}),
+    report.distinction_margin: lambda **kw: report.distinction_margin(
+        **{"paper": 0.5, "against": {"other": 0.7}, "rounding": 0.005, **kw}),
+    report.half_unit: lambda **kw: report.half_unit(**{"decimals": 3, **kw}),
     carraro2022.figure4_verdicts: lambda **kw: carraro2022.figure4_verdicts(_TAU, **kw),
     carraro2022.figure4_sign_tests: lambda **kw: carraro2022.figure4_sign_tests(_TAU, **kw),
     wang2025.ips_stability: lambda **kw: wang2025.ips_stability(

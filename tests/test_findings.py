@@ -52,32 +52,35 @@ def test_bad_findings_are_refused_clearly(kwargs, match):
 
 def test_verdict_scale():
     seeds = [0.60, 0.62, 0.64, 0.61, 0.63]
-    assert verdict(0.62, seeds).verdict == REPRODUCED
-    assert verdict(0.80, seeds, reference=0.5).verdict == SAME
-    assert verdict(0.40, seeds, reference=0.5).verdict == DIFFERS
-    assert verdict(0.80, seeds).verdict == DIFFERS  # no reference: no direction to share
-    v = verdict(0.62, seeds)
+    assert verdict(0.62, seeds, margin=0.05).verdict == REPRODUCED
+    assert verdict(0.80, seeds, margin=0.05, reference=0.5).verdict == SAME
+    assert verdict(0.40, seeds, margin=0.05, reference=0.5).verdict == DIFFERS
+    assert verdict(0.80, seeds, margin=0.05).verdict == DIFFERS  # no reference: no direction
+    v = verdict(0.62, seeds, margin=0.05)
     assert v.low < v.mean < v.high and v.n == 5 and v.mean == pytest.approx(0.62)
+    assert v.margin == 0.05 and "lies inside the paper's 0.62 ± 0.05" in v.why
     # the interval is Student's t interval of the mean
     from scipy import stats
     lo, hi = stats.t.interval(0.95, 4, loc=np.mean(seeds), scale=stats.sem(seeds))
     assert (v.low, v.high) == pytest.approx((lo, hi))
-    # one value, or values that do not vary: only equality reproduces
-    assert verdict(0.5, [0.5]).verdict == REPRODUCED
-    assert verdict(0.5, [0.4, 0.4]).verdict == DIFFERS
+    # values that do not vary: a point, inside or outside the margin
+    assert verdict(0.5, [0.5, 0.5], margin=0.01).verdict == REPRODUCED
+    assert verdict(0.5, [0.4, 0.4], margin=0.01).verdict == DIFFERS
 
 
 @pytest.mark.parametrize("paper, ours, kwargs, match", [
-    (float("nan"), [1.0], {}, "paper must be a finite number"),
-    ("0.5", [1.0], {}, "paper must be a finite number"),
-    (0.5, [], {}, "ours must hold one or more finite values"),
-    (0.5, [1.0, np.nan], {}, "ours must hold one or more finite values"),
-    (0.5, [1.0], {"level": 1.0}, "level must be in"),
-    (0.5, [1.0], {"reference": "0"}, "reference must be a finite number"),
+    (float("nan"), [1.0, 2.0], {}, "paper must be a finite number"),
+    ("0.5", [1.0, 2.0], {}, "paper must be a finite number"),
+    (0.5, [], {}, "ours must hold finite values"),
+    (0.5, [1.0, np.nan], {}, "ours must hold finite values"),
+    (0.5, [1.0], {}, "ours must hold at least 2 seeds"),
+    (0.5, [1.0, 2.0], {"level": 1.0}, "level must be in"),
+    (0.5, [1.0, 2.0], {"reference": "0"}, "reference must be a finite number"),
+    (0.5, [1.0, 2.0], {"margin": 0.0}, "margin must be in"),
 ])
 def test_verdict_refuses_bad_input(paper, ours, kwargs, match):
     with pytest.raises(ValueError, match=match):
-        verdict(paper, ours, **kwargs)
+        verdict(paper, ours, **{"margin": 0.1, **kwargs})
 
 
 def test_takeaways_are_stated_first_and_confirmed_later():

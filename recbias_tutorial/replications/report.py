@@ -4,18 +4,23 @@ For every paper the course replicates, :func:`replication_report` reads the full
 run (``recbias_tutorial/results/<paper>/``, through :func:`recbias_tutorial.course.stored_results`,
 which refuses a file edited by hand) and the paper's own tables kept in the replication
 modules, and grades each headline number on one scale (:data:`VERDICTS`: "reproduced within
-our interval", "same direction, other level", "undetermined", "differs") with the rule made
-for its kind of number (:data:`RULES` states each in two sentences):
+our interval", "same direction, other level", "undetermined", "differs") by one decision:
+each row declares a margin ``m`` with its reason (:func:`distinction_margin`: half the gap to
+the nearest value the paper sets the number against, never less than its rounding), and the
+number is reproduced when our interval lies inside ``paper ± m``, differs when it lies
+entirely outside, and is undetermined otherwise. The interval depends on the kind of number
+(:data:`RULES` states each in two sentences):
 
 * a value from the paper's single run (Yang et al.'s slides, Wang et al.'s Table 1): the 95%
-  prediction interval of one more run of ours (:func:`single_run_verdict`);
+  prediction interval of one more run of ours, over the independent units (the splits, for
+  Yang et al.'s split × draw runs) (:func:`single_run_verdict`);
 * a mean over the paper's seeds (Jadidinejad et al.'s 5): the interval of the difference of
   the two means (:func:`mean_verdict`);
-* an ordering of two models (Wang et al.'s URE): a sign test over our seeds, and the share
-  of seeds that show it (:func:`contrast_verdict`);
-* Kendall's τ over five recommenders (Carraro & Bridge's Figure 4): only the pairs D_gt
-  separates, the range of τ over the orders consistent with D_gt, and the paper's contrasts
-  in a sign test within repetitions (:func:`tau_verdict`).
+* an ordering of two models (Wang et al.'s URE): the interval of the per-seed difference
+  (:func:`contrast_verdict`);
+* Kendall's τ over five recommenders (Carraro & Bridge's Figure 4): the τ values attainable
+  over the orders consistent with D_gt and the test set, and the paper's contrasts on the
+  per-repetition difference of τ (:func:`tau_verdict`).
 
 :func:`verdict` (our mean's t interval) is kept for what still uses it. The book's
 Replication report page shows the table, :func:`verdict_tally` counts it per paper, and
@@ -25,10 +30,10 @@ test recomputes it).
 Examples
 --------
 >>> from recbias_tutorial.replications import report
->>> report.verdict(0.62, [0.60, 0.62, 0.64]).verdict
+>>> report.verdict(0.62, [0.60, 0.62, 0.64], margin=0.1).verdict
 'reproduced within our interval'
->>> report.single_run_verdict(0.66, [0.60, 0.62, 0.64]).verdict
-'reproduced within our interval'
+>>> report.single_run_verdict(0.66, [0.60, 0.62, 0.64], margin=0.01).verdict
+'undetermined'
 """
 
 from __future__ import annotations
@@ -44,37 +49,33 @@ import numpy as np
 
 from .._findings import (VERDICTS, ContrastVerdict, TauVerdict, Verdict, contrast_verdict,
                          mean_verdict, single_run_verdict, tau_verdict, verdict)
+from .._margins import Margin, distinction_margin, half_unit
 from .._validation import check_names, check_unique_rows
-from ._report_notes import NOTES, RULES, TALLY_BEFORE
+from ._report_margins import (jadidinejad_gain_margin, jadidinejad_level_margin, wang_level_margin,
+                              wang_order_margin, yang_aoa_margin, yang_cut_margin)
+from ._report_notes import NOTES, RULES, TALLY_BEFORE, TALLY_WITHOUT_MARGIN
 
-__all__ = ["NOTES", "RULES", "TALLY_BEFORE", "VERDICTS", "ContrastVerdict", "TauVerdict", "Verdict",
-           "contrast_verdict", "mean_verdict", "recorded_report", "replication_report",
-           "single_run_verdict", "tau_verdict", "verdict", "verdict_changes", "verdict_tally"]
+__all__ = ["NOTES", "RULES", "TALLY_BEFORE", "TALLY_WITHOUT_MARGIN", "VERDICTS", "ContrastVerdict", "Margin",
+           "TauVerdict", "Verdict", "contrast_verdict", "distinction_margin", "half_unit",
+           "jadidinejad_gain_margin", "jadidinejad_level_margin", "mean_verdict",
+           "recorded_report", "replication_report", "single_run_verdict", "tau_verdict", "verdict",
+           "verdict_changes", "verdict_tally", "wang_level_margin", "wang_order_margin",
+           "yang_aoa_margin", "yang_cut_margin"]
 
 _COLUMNS = ["paper", "dataset", "quantity", "paper_value", "ours", "low", "high", "n",
-            "interval", "rule", "share", "verdict", "cause", "chapter", "section"]
+            "interval", "rule", "share", "margin", "margin_reason", "verdict", "why", "cause",
+            "chapter", "section"]
 
 
-def _row(paper: str, dataset: str, quantity: str, value: float, v: Verdict | TauVerdict, *,
-         n: int, interval: str, cause: str, section: str, rule: str,
-         share: float = float("nan")) -> dict:
+def _row(paper: str, dataset: str, quantity: str, value: float,
+         v: Verdict | TauVerdict | ContrastVerdict, margin: Margin, *, n: int, interval: str,
+         cause: str, section: str, rule: str, share: float = float("nan")) -> dict:
     ours = v.tau if isinstance(v, TauVerdict) else v.mean
     return {"paper": paper, "dataset": dataset, "quantity": quantity, "paper_value": value,
             "ours": ours, "low": v.low, "high": v.high, "n": n, "interval": interval,
-            "rule": rule, "share": share, "verdict": v.verdict, "cause": cause,
+            "rule": rule, "share": share, "margin": margin.value,
+            "margin_reason": margin.reason, "verdict": v.verdict, "why": v.why, "cause": cause,
             "chapter": NOTES[paper]["chapter"], "section": NOTES[paper]["sections"][section]}
-
-
-def _order_row(paper: str, dataset: str, quantity: str, value: float, v: ContrastVerdict, *,
-               cause: str, section: str) -> dict:
-    """An ordering graded over seeds: ours is the mean difference, share the seeds showing it."""
-    n = v.wins + v.ties + v.losses
-    shown = v.wins if value > 0 else v.losses
-    return {"paper": paper, "dataset": dataset, "quantity": quantity, "paper_value": value,
-            "ours": v.mean, "low": np.nan, "high": np.nan, "n": n,
-            "interval": "sign test over seeds", "rule": "ordering", "share": shown / n,
-            "verdict": v.verdict, "cause": cause, "chapter": NOTES[paper]["chapter"],
-            "section": NOTES[paper]["sections"][section]}
 
 
 def _yang2018(stored: dict) -> list[dict]:
@@ -108,11 +109,13 @@ def _yang2018(stored: dict) -> list[dict]:
         for slide, ours in four.items():
             paper = yang2018.PAPER_MAE_RECALL.loc[slide]
             r = per_run.loc[ours]
-            for quantity, column, value, values, reference in (
-                    ("MAE of Recall, AOA", "AOA", paper["AOA"], r["AOA"], None),
+            splits = r.index.get_level_values("seed")  # the independent units: the draws share a split
+            for quantity, column, value, values, reference, margin in (
+                    ("MAE of Recall, AOA", "AOA", paper["AOA"], r["AOA"], None,
+                     yang_aoa_margin(paper)),
                     ("MAE change, SNIPS γ=2 vs AOA", "SNIPS γ=2.0",
                      paper["SNIPS γ=2.0"] / paper["AOA"] - 1, r["SNIPS γ=2.0"] / r["AOA"] - 1,
-                     0.0)):
+                     0.0, yang_cut_margin(paper, "SNIPS γ=2.0"))):
                 cause = ladder
                 if reading is yang2018.SLIDES:  # found by a search: what it leaves open
                     spread = [mean(f, ours, column) for f in yang2018.SLIDES_FAMILY]
@@ -123,9 +126,12 @@ def _yang2018(stored: dict) -> list[dict]:
                              f"every model: "
                              f"{mean(yang2018.SLIDES_NEGATIVES[-1], ours, column):.3f}")
                 # the authors' code draws one split and one set of negatives: one run
+                v = single_run_verdict(value, values, margin=margin.value, reference=reference,
+                                       groups=splits)
                 rows.append(_row("yang2018", "Yahoo! R3", f"{slide}: {quantity} ({label})",
-                                 value, single_run_verdict(value, values, reference=reference),
-                                 n=len(r), interval="95% prediction interval of one run",
+                                 value, v, margin, n=v.n,
+                                 interval=f"95% prediction interval of one run ({len(r)} runs, "
+                                          f"{v.n} splits)",
                                  cause=cause, section=section, rule="single run"))
     return rows
 
@@ -136,11 +142,12 @@ _FIGURE4_ROWS = [("FULL", 1.0), ("REG", 0.5), ("SKEW", 0.5), ("WTD", 0.6), ("WTD
 
 
 def _figure4_cause(cell) -> str:
-    """Why a Figure 4 value is not reproduced: what D_gt separates and the contrasts."""
-    text = (f"D_gt separates {cell.separated} of the {cell.pairs} pairs of recommenders "
-            f"(paired Wilcoxon, α = 0.05): the orders consistent with it give τ from "
-            f"{cell.low:.1f} to {cell.high:.1f}; {cell.share_equal:.0%} of the repetitions give "
-            f"the paper's τ")
+    """Why a Figure 4 value is not reproduced: what D_gt and the test set separate, the
+    contrasts."""
+    text = (f"D_gt separates {cell.separated} of the {cell.pairs} pairs of recommenders and "
+            f"the test set {cell.test_separated} (paired Wilcoxon, α = 0.05): the orders "
+            f"consistent with both give τ = {cell.attainable}; {cell.share_equal:.0%} of the "
+            f"repetitions give the paper's τ")
     return text + (f"; contrasts: {cell.contrasts}" if cell.contrasts else "")
 
 
@@ -155,14 +162,14 @@ def _carraro2022(stored: dict) -> list[dict]:
                                               metric="recall").set_index(["strategy", "rho"])
         for strategy, rho in _FIGURE4_ROWS:
             cell = graded.loc[(strategy, rho)]
-            v = TauVerdict(cell["verdict"], cell["paper"], cell["tau"], cell["low"],
-                           cell["high"], int(cell["n"]), int(cell["separated"]),
-                           int(cell["pairs"]), cell["tau_separated"], cell["share_equal"], ())
+            v = Verdict(cell["verdict"], cell["paper"], cell["tau"], cell["low"], cell["high"],
+                        int(cell["n"]), cell["margin"], cell["why"])
             rows.append(_row("carraro2022", "Yahoo! R3",
                              f"Figure 4 τ, {strategy} at ρp = {rho:g} (RankSys-like, {weight})",
-                             float(cell["paper"]), v, n=int(cell["n"]),
-                             interval="τ over the orders consistent with D_gt", rule="tau",
-                             share=float(cell["share_equal"]), section="stored",
+                             float(cell["paper"]), v, Margin(cell["margin"], cell["margin_reason"]),
+                             n=int(cell["n"]),
+                             interval="τ over the orders consistent with D_gt and the test set",
+                             rule="tau", share=float(cell["share_equal"]), section="stored",
                              cause=_figure4_cause(cell)))
     return rows
 
@@ -179,7 +186,7 @@ def _jadidinejad2021(stored: dict, provenance: dict) -> list[dict]:
 
     authors = {choice: values[0] for choice, values in jad.CHOICES.items()}
     nice = {"coat": "Coat", "yahoo_r3": "Yahoo! R3"}
-    paper = jad.PAPER_TABLE6.set_index(["dataset", "k", "method"])["tau"]
+    paper = jad.PAPER_TABLE6.set_index(["dataset", "k", "method"])["tau"].sort_index()
     rows = []
     for name in provenance["datasets"]:
         table = stored[name]
@@ -199,17 +206,21 @@ def _jadidinejad2021(stored: dict, provenance: dict) -> list[dict]:
                          f"the zoo: ours has {n_models} of the paper's {jad.PAPER_N_MODELS} models, and "
                          f"leaving one family out moves this τ by up to {moves[method].max():.3f} "
                          f"({moves[method].idxmax()})")
+                margin = jadidinejad_level_margin(paper, name, kk, method)
                 rows.append(_row("jadidinejad2021", nice[name], f"Table 6 τ, {method}, {label}", p,
-                                 mean_verdict(p, taus[method], paper_n=JADIDINEJAD_RUNS),
+                                 mean_verdict(p, taus[method], paper_n=JADIDINEJAD_RUNS,
+                                              margin=margin.value), margin,
                                  n=len(taus), interval=_DIFFERENCE, cause=cause,
                                  section="stored", rule="mean over seeds"))
             cause = ("" if n_models == jad.PAPER_N_MODELS else
                      f"the zoo: ours has {n_models} of the paper's {jad.PAPER_N_MODELS} models")
             gain = taus["stratified"] - taus["holdout"]
             p = float(paper.loc[(name, kk, "stratified")] - paper.loc[(name, kk, "holdout")])
+            margin = jadidinejad_gain_margin(p)
             rows.append(_row("jadidinejad2021", nice[name],
                              f"Table 6 τ gain, stratified − holdout, {label}", p,
-                             mean_verdict(p, gain, paper_n=JADIDINEJAD_RUNS, reference=0.0),
+                             mean_verdict(p, gain, paper_n=JADIDINEJAD_RUNS, reference=0.0,
+                                          margin=margin.value), margin,
                              n=len(taus), interval=_DIFFERENCE, cause=cause, section="stored",
                              rule="mean over seeds"))
     return rows
@@ -239,20 +250,23 @@ def _wang2025(stored: dict) -> list[dict]:
             cause = "" if metric != "URE Recall@K" else (
                 f"the candidate set, which the paper leaves open, moves it: without the logged "
                 f"songs, {excluded[model]:.4f} ({excluded[model] / values[model].mean():.1f}× ours)")
+            margin = wang_level_margin(paper[column], model)
             rows.append(_row("wang2025", "Yahoo! R3", f"Table 1, {model}: {quantity}", p,
-                             single_run_verdict(p, values[model]), n=len(values),
-                             interval="95% prediction interval of one run", cause=cause,
-                             section="stored", rule="single run"))
-    # the paper's URE order (one run): MF above IPS above DR, seed by seed
+                             single_run_verdict(p, values[model], margin=margin.value), margin,
+                             n=len(values), interval="95% prediction interval of one run",
+                             cause=cause, section="stored", rule="single run"))
+    # the paper's URE order (one run): MF above IPS above DR, the difference seed by seed
     values = seeds("URE Recall@K", "all items")
     column = "URE Recall@5"
     for a, b in (("MF", "IPS"), ("MF", "DR"), ("IPS", "DR")):
         p = float(paper.loc[a, column] - paper.loc[b, column])
-        v = contrast_verdict(p, values[a], values[b])
-        rows.append(_order_row("wang2025", "Yahoo! R3", f"Table 1, URE Recall@5: {a} above {b}",
-                               p, v, section="stored", cause=(
-                                   f"{v.wins} of {len(values)} seeds put {a} above {b}, "
-                                   f"{v.losses} below (sign test p = {v.p:.2g})")))
+        margin = wang_order_margin(p)
+        v = contrast_verdict(p, values[a], values[b], margin=margin.value, reference=0.0)
+        shown = v.wins if p > 0 else v.losses
+        rows.append(_row("wang2025", "Yahoo! R3", f"Table 1, URE Recall@5: {a} above {b}", p,
+                         v, margin, n=v.n, interval="95% interval of the per-seed difference",
+                         rule="ordering", share=shown / v.n, section="stored",
+                         cause=f"{v.wins} of {v.n} seeds put {a} above {b}, {v.losses} below"))
     return rows
 
 
@@ -273,14 +287,15 @@ def replication_report(*, papers: tuple[str, ...] | None = None,
     -------
     pandas.DataFrame
         One row per headline number: ``paper, dataset, quantity, paper_value, ours, low,
-        high, n, interval, rule, share, verdict, cause, chapter, section`` (``ours`` is our
-        mean, our mean difference for an ordering, or Figure 4's τ on the repetition means;
-        ``low``/``high`` the interval the rule compares the paper's value with, NaN for an
-        ordering; ``n`` the seeds, splits, runs or repetitions; ``rule`` a key of
-        :data:`RULES`; ``share`` the share of seeds showing the paper's ordering, or of
-        repetitions whose τ equals the paper's; ``cause`` what an ablation in the chapter
-        identifies, or why D_gt cannot decide; ``section`` the chapter's section that shows
-        it).
+        high, n, interval, rule, share, margin, margin_reason, verdict, why, cause, chapter,
+        section`` (``ours`` is our mean, our mean difference for an ordering, or Figure 4's τ
+        on the repetition means; ``low``/``high`` the interval compared with ``paper_value ±
+        margin`` (for τ, the range of the attainable values); ``n`` the independent seeds,
+        splits or repetitions it rests on; ``rule`` a key of :data:`RULES`; ``share`` the
+        share of seeds showing the paper's ordering, or of repetitions whose τ equals the
+        paper's; ``margin_reason`` why the margin is what it is; ``why`` what decided the
+        verdict; ``cause`` what an ablation in the chapter identifies, or why D_gt cannot
+        decide; ``section`` the chapter's section that shows it).
 
     Raises
     ------

@@ -38,8 +38,9 @@ hyper-parameter grid (:data:`PAPER_GRID`), as Cornac stand-ins or
 (``paper_grid(recommenders="ranksys")``) as the paper's kind, RankSys's top-N scorers
 (:class:`RankSysUserKNN`, :class:`RankSysItemKNN`, :class:`ImplicitALS`);
 :func:`tau_bands` adds a bootstrap band over the repetitions to Figure 4's tau,
-:func:`figure4_verdicts` grades it on the pairs of recommenders D_gt separates (and
-:func:`figure4_sign_tests` the paper's contrasts, within repetitions),
+:func:`figure4_verdicts` grades it against the τ values the orders consistent with D_gt
+and the test set allow, within :func:`tau_margin` (and :func:`figure4_sign_tests` the
+paper's contrasts, within repetitions, within :func:`contrast_margin`),
 :func:`smoothing_comparison` sets the course's add-one rule for absent ids beside the authors'
 notebook's (a zero share becomes 1e-4) and
 :func:`popular_share` measures how much of each test set lies on the most-logged items;
@@ -57,8 +58,8 @@ from ._extensions import (best_sizes, difference_from_truth, kendall_vs_truth,
 from ._data import (PAPER_TABLE2_KL, kl_by_seed, posterior_check, table2_kl,
                     weight_noise)
 from ._bands import popular_share, tau_bands
-from ._grading import (FIGURE4_CONTRASTS, figure4_sign_tests, figure4_verdicts,
-                       smoothing_comparison)
+from ._grading import (FIGURE4_CONTRASTS, contrast_margin, figure4_sign_tests,
+                       figure4_verdicts, smoothing_comparison, tau_margin)
 from ._models import PAPER_GRID, RECOMMENDER_KINDS, paper_grid, paper_models
 from ._protocol import (METRICS, SIZES, TEST_SET_NAMES, ProtocolSplit,
                         draw_test_sets, split_feedback, tune)
@@ -81,6 +82,7 @@ __all__ = [
     "RankSysItemKNN",
     "RankSysUserKNN",
     "closest_test_sets",
+    "contrast_margin",
     "draw_test_sets",
     "figure4_sign_tests",
     "figure4_tau",
@@ -95,6 +97,7 @@ __all__ = [
     "table4_wilcoxon",
     "table5_wilcoxon",
     "tau_bands",
+    "tau_margin",
     "tau_on_means",
     "weight_noise",
     "ProtocolSplit",

@@ -16,7 +16,7 @@ import pandas as pd
 from ..._params import Interval, Seed, declare
 from ..._result_cache import cached_table
 from ..._validation import as_generator, check_seeds
-from ..._verdicts import _tau_b
+from ..._tau_verdict import _tau_b
 from ...data import FeedbackData
 from ...sampling import STRATEGIES
 from ._protocol import (SIZES, TEST_SET_NAMES, _ORDER, _check_metrics, _check_sizes,

@@ -1,11 +1,13 @@
-r"""Figure 4 graded: τ on the pairs D_gt separates, and the paper's contrasts (private).
+r"""Figure 4 graded: τ against the values our run allows, and the paper's contrasts (private).
 
 Everything here is re-exported by :mod:`recbias_tutorial.replications.carraro2022`. With five
-recommenders τ moves in steps of 0.2, and when D_gt cannot order some of them (a tie over
-the repetitions) τ depends on which way that tie falls; these functions grade the paper's
-values with :func:`recbias_tutorial.replications.report.tau_verdict` and its contrasts (WTD above FULL
-and SKEW, WTD_H above REG) with a sign test within repetitions
-(:func:`recbias_tutorial.replications.report.contrast_verdict`).
+recommenders τ moves in steps of 0.2 (one swap of a pair), and when D_gt or a test set cannot
+order some of them (a tie over the repetitions) τ depends on which way that tie falls; these
+functions grade the paper's values with
+:func:`recbias_tutorial.replications.report.tau_verdict` (margin: half a swap) and its contrasts
+(WTD above FULL and SKEW, WTD_H above REG) on the per-repetition difference of τ
+(:func:`recbias_tutorial.replications.report.contrast_verdict`, margin: half the paper's
+difference, or half a swap for a claimed 0).
 """
 
 from __future__ import annotations
@@ -15,8 +17,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..._margins import Margin, distinction_margin, half_unit
 from ..._params import Interval, declare
-from ..._verdicts import contrast_verdict, tau_verdict
+from ..._tau_verdict import tau_verdict
+from ..._verdicts import contrast_verdict
 from ._protocol import _ORDER, TEST_SET_NAMES, _check_metrics
 from ._tables import PAPER_FIGURE4_TAU
 
@@ -35,6 +39,26 @@ def _paper_tau() -> pd.Series:
         ["strategy", "rho"])["tau"]
 
 
+def tau_margin(paper: float | None, n_models: int) -> Margin:
+    """Figure 4's margin for τ: half of one swap of a pair (τ moves in steps of ``2 / pairs``),
+    never less than the paper's rounding (τ printed to one decimal)."""
+    step = 4 / (n_models * (n_models - 1))
+    if paper is None:
+        return Margin(step / 2, "half of one swap of a pair")
+    other = paper - step if paper - step >= -1 - 1e-12 else paper + step
+    value, why = distinction_margin(float(paper), {"τ one swap away": other},
+                                    rounding=half_unit(1))
+    return Margin(value, why + f": {n_models} recommenders, τ moves in steps of {step:.2g}")
+
+
+def contrast_margin(diff: float, n_models: int) -> Margin:
+    """A Figure 4 contrast's margin: half the paper's difference of τ (half a swap for a
+    claimed 0), never less than the rounding of a difference of two one-decimal values."""
+    step = 4 / (n_models * (n_models - 1))
+    against = {"no difference": 0.0} if abs(diff) > 1e-12 else {"one swap apart": step}
+    return distinction_margin(float(diff), against, rounding=half_unit(1, terms=2))
+
+
 def _cells(metrics: Any, metric: str, alpha: float, with_paper: bool) -> dict:
     """{(strategy, rho): (truth, test, TauVerdict without contrasts)} of every test set."""
     sub = _check_metrics(metrics, metric)
@@ -47,9 +71,11 @@ def _cells(metrics: Any, metric: str, alpha: float, with_paper: bool) -> dict:
             continue
         name, rho = TEST_SET_NAMES[key], float(size)
         p = paper.get((name, rho))
+        p = None if p is None else float(p)
         test = table.loc[(key, size)]
-        cells[(name, rho)] = (truth, test, tau_verdict(None if p is None else float(p), truth,
-                                                       test, alpha=alpha))
+        margin = tau_margin(p, truth.shape[1])
+        cells[(name, rho)] = (truth, test, tau_verdict(p, truth, test, margin=margin.value,
+                                                       alpha=alpha), margin)
     return cells
 
 
@@ -57,30 +83,36 @@ def _contrasts(cells: dict, alpha: float, with_paper: bool) -> list[dict]:
     paper = _paper_tau() if with_paper else pd.Series(dtype=float)
     rows = []
     for a, b in FIGURE4_CONTRASTS:
-        for (name, rho), (_, _, cell) in sorted(cells.items()):
+        for (name, rho), (truth, _, cell, _) in sorted(cells.items()):
             other_rho = 1.0 if b == "FULL" else rho
             if name != a or (b, other_rho) not in cells:
                 continue
             pa, pb = paper.get((a, rho)), paper.get((b, other_rho))
             diff = None if pa is None or pb is None else float(pa - pb)
+            margin = contrast_margin(0.0 if diff is None else diff, truth.shape[1])
             v = contrast_verdict(0.0 if diff is None else diff, cell.taus,
-                                 cells[(b, other_rho)][2].taus, alpha=alpha)
+                                 cells[(b, other_rho)][2].taus, margin=margin.value)
             rows.append({"contrast": f"{a} − {b}", "test_set": a, "other": b, "rho": rho,
                          "paper": np.nan if diff is None else diff, "mean": v.mean,
-                         "wins": v.wins, "ties": v.ties, "losses": v.losses, "p": v.p,
-                         "verdict": "" if diff is None else v.verdict})
+                         "low": v.low, "high": v.high, "wins": v.wins, "ties": v.ties,
+                         "losses": v.losses, "margin": margin.value,
+                         "margin_reason": margin.reason,
+                         "verdict": "" if diff is None else v.verdict,
+                         "why": "" if diff is None else v.why})
     return rows
 
 
 @declare(alpha=Interval(float, 0.0, 1.0, open="both"))
 def figure4_sign_tests(metrics: pd.DataFrame, *, metric: str = "recall", alpha: float = 0.05,
                        with_paper: bool = True) -> pd.DataFrame:
-    """The paper's Figure 4 contrasts, each a sign test on τ within repetitions.
+    """The paper's Figure 4 contrasts, each graded on the difference of τ within repetitions.
 
     In every repetition, τ of WTD (WTD_H) against D_gt is compared with τ of FULL at ρp = 1
-    and of SKEW (of REG) at the same ρp: a win, a tie or a loss. The paper's difference is
-    its two stated τ values' (e.g. WTD 1.0 − FULL 0.6 = 0.4 at ρp = 0.6), graded by
-    :func:`recbias_tutorial.replications.report.contrast_verdict`.
+    and of SKEW (of REG) at the same ρp: a win, a tie (a difference of 0) or a loss. The
+    paper's difference is its two stated τ values' (e.g. WTD 1.0 − FULL 0.6 = 0.4 at ρp =
+    0.6), graded by :func:`recbias_tutorial.replications.report.contrast_verdict` against
+    :func:`contrast_margin`: the 95% interval of our mean difference inside the paper's ±
+    the margin.
 
     Parameters
     ----------
@@ -89,7 +121,8 @@ def figure4_sign_tests(metrics: pd.DataFrame, *, metric: str = "recall", alpha: 
     metric : str, default "recall"
         The metric τ is computed on.
     alpha : float, default 0.05
-        Level of the sign test.
+        Level of the Wilcoxon tests that separate the recommenders (the contrasts' interval is
+        a 95% t interval).
     with_paper : bool, default True
         Attach the paper's differences (its Yahoo! R3 figure); False for another dataset
         (``paper`` NaN, no verdict).
@@ -97,8 +130,9 @@ def figure4_sign_tests(metrics: pd.DataFrame, *, metric: str = "recall", alpha: 
     Returns
     -------
     pandas.DataFrame
-        ``contrast, test_set, other, rho, paper, mean, wins, ties, losses, p, verdict``
-        (``mean``: our mean difference of τ over repetitions).
+        ``contrast, test_set, other, rho, paper, mean, low, high, wins, ties, losses,
+        margin, margin_reason, verdict, why`` (``mean``, ``low``, ``high``: our mean
+        difference of τ over repetitions and its 95% interval).
 
     Raises
     ------
@@ -120,8 +154,9 @@ def figure4_sign_tests(metrics: pd.DataFrame, *, metric: str = "recall", alpha: 
         raise ValueError(f"with_paper must be True or False, got {with_paper!r}")
     cells = _cells(metrics, metric, alpha, with_paper)
     return pd.DataFrame(_contrasts(cells, alpha, with_paper),
-                        columns=["contrast", "test_set", "other", "rho", "paper", "mean", "wins",
-                                 "ties", "losses", "p", "verdict"])
+                        columns=["contrast", "test_set", "other", "rho", "paper", "mean", "low",
+                                 "high", "wins", "ties", "losses", "margin", "margin_reason",
+                                 "verdict", "why"])
 
 
 @declare(alpha=Interval(float, 0.0, 1.0, open="both"))
@@ -130,11 +165,13 @@ def figure4_verdicts(metrics: pd.DataFrame, *, metric: str = "recall", alpha: fl
     """Figure 4 with the verdicts of τ over a few models: every test set and ρp.
 
     For each test set and ρp: τ on the repetition means (the figure's point); how many of
-    the 10 pairs of recommenders D_gt separates (paired Wilcoxon over repetitions,
-    ``alpha``), τ over those pairs only, and the range of τ over the orders of the
-    recommenders consistent with D_gt; the share of repetitions whose own τ equals the
-    paper's; and the verdict of :func:`recbias_tutorial.replications.report.tau_verdict`, which for WTD
-    and WTD_H also needs the contrasts of :func:`figure4_sign_tests` at that ρp to hold.
+    the 10 pairs of recommenders D_gt and the test set separate (paired Wilcoxon over
+    repetitions, ``alpha``), τ over D_gt's separated pairs only, and the τ values attainable
+    over the orders consistent with both (their range ``low``..``high``); the share of
+    repetitions whose own τ equals the paper's; and the verdict of
+    :func:`recbias_tutorial.replications.report.tau_verdict` against :func:`tau_margin` (half a
+    swap), which for WTD and WTD_H also needs the contrasts of :func:`figure4_sign_tests` at
+    that ρp to be reproduced.
 
     Parameters
     ----------
@@ -144,9 +181,11 @@ def figure4_verdicts(metrics: pd.DataFrame, *, metric: str = "recall", alpha: fl
     Returns
     -------
     pandas.DataFrame
-        ``strategy, rho, paper, tau, low, high, separated, pairs, tau_separated,
-        share_equal, n, contrasts, verdict`` (``contrasts``: the verdicts of the contrasts
-        the cell rests on; ``paper`` NaN and ``verdict`` empty where the paper states no τ).
+        ``strategy, rho, paper, tau, low, high, attainable, separated, test_separated,
+        pairs, tau_separated, share_equal, n, margin, margin_reason, contrasts, verdict,
+        why`` (``attainable``: the τ values, comma-separated; ``contrasts``: the verdicts of
+        the contrasts the cell rests on; ``paper`` NaN and ``verdict`` empty where the paper
+        states no τ).
 
     Raises
     ------
@@ -167,19 +206,22 @@ def figure4_verdicts(metrics: pd.DataFrame, *, metric: str = "recall", alpha: fl
     cells = _cells(metrics, metric, alpha, with_paper)
     contrasts = pd.DataFrame(_contrasts(cells, alpha, with_paper))
     rows = []
-    for (name, rho), (truth, test, cell) in cells.items():
+    for (name, rho), (truth, test, cell, margin) in cells.items():
         mine = (contrasts[(contrasts["test_set"] == name) & (contrasts["rho"] == rho)
                           & (contrasts["verdict"] != "")] if len(contrasts) else contrasts)
         graded = cell
         if cell.verdict and len(mine):
-            graded = tau_verdict(cell.paper, truth, test, alpha=alpha,
+            graded = tau_verdict(cell.paper, truth, test, margin=margin.value, alpha=alpha,
                                  contrasts=tuple(mine["verdict"]))
         rows.append({"strategy": name, "rho": rho, "paper": cell.paper, "tau": cell.tau,
-                     "low": cell.low, "high": cell.high, "separated": cell.separated,
+                     "low": cell.low, "high": cell.high,
+                     "attainable": ", ".join(f"{v:.1f}" for v in cell.attainable),
+                     "separated": cell.separated, "test_separated": cell.test_separated,
                      "pairs": cell.pairs, "tau_separated": cell.tau_separated,
-                     "share_equal": cell.share_equal, "n": cell.n,
+                     "share_equal": cell.share_equal, "n": cell.n, "margin": margin.value,
+                     "margin_reason": margin.reason,
                      "contrasts": "; ".join(f"{r.contrast}: {r.verdict}" for r in mine.itertuples())
-                     if len(mine) else "", "verdict": graded.verdict})
+                     if len(mine) else "", "verdict": graded.verdict, "why": graded.why})
     out = pd.DataFrame(rows)
     out["strategy"] = pd.Categorical(out["strategy"], _ORDER, ordered=True)
     return out.sort_values(["strategy", "rho"]).reset_index(drop=True).astype({"strategy": str})
