@@ -81,7 +81,8 @@ def _sources(root: Path = ROOT) -> list[Path]:
     sys.path.insert(0, str(root / "book" / "_ext"))
     import pages
 
-    return pages.notebook_pages(root) + sorted((root / "homework").glob("hw[0-9][0-9]_*.md"))
+    return (pages.notebook_pages(root) + pages.executed_back_matter(root)
+            + sorted((root / "homework").glob("hw[0-9][0-9]_*.md")))
 
 
 def in_browser(root: Path = ROOT) -> dict[Path, list[str]]:

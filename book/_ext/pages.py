@@ -2,7 +2,8 @@
 
 * :func:`lessons` — the part *The course*: chapters 1-6, lessons for students;
 * :func:`replication_pages` — the part *Replications*: one page per paper, then the report;
-* :func:`notebook_pages` — both, in the book's order: every page that runs code.
+* :func:`notebook_pages` — both, in the book's order: the chapters that run code;
+* :func:`executed_back_matter` — the pages of *Back matter* that run code (the appendix).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 #: The captions of the two parts of ``_toc.yml`` that hold executed pages.
-COURSE, REPLICATIONS = "The course", "Replications"
+COURSE, REPLICATIONS, BACK_MATTER = "The course", "Replications", "Back matter"
 
 
 def _part(caption: str, root: Path = ROOT) -> list[Path]:
@@ -37,3 +38,9 @@ def replication_pages(root: Path = ROOT) -> list[Path]:
 def notebook_pages(root: Path = ROOT) -> list[Path]:
     """Every executed page: the lessons, then the replication pages."""
     return lessons(root) + replication_pages(root)
+
+
+def executed_back_matter(root: Path = ROOT) -> list[Path]:
+    """The pages of *Back matter* that run code (a jupytext header with a kernelspec)."""
+    return [p for p in _part(BACK_MATTER, root)
+            if "\nkernelspec:" in p.read_text(encoding="utf-8").split("\n---", 1)[0]]
