@@ -82,6 +82,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_homework.py
 	$(BIN)/python benchmarks/bench_replicate.py
 	$(BIN)/python benchmarks/bench_ncf.py
+	$(BIN)/python benchmarks/bench_portable.py
 
 ## make lab: open the chapters as notebooks in JupyterLab (jupytext is the default viewer)
 LAB_SETTINGS := $(VENV)/share/jupyter/lab/settings

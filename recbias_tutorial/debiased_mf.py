@@ -55,9 +55,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
-from scipy.special import expit
 
 from ._params import Interval, Options, Seed, declare
+from ._portable_math import log64, matmul, powi, sigmoid32
 from ._validation import as_generator, check_feedback
 
 __all__ = ["METHODS", "MFResult", "calibrate_propensity", "fit_mf", "train_mf"]
@@ -173,7 +173,7 @@ class _Params:
     def init(cls, rng: np.random.Generator, n_users: int, n_items: int, factors: int,
              base_rate: float) -> "_Params":
         scale = 0.1
-        logit = float(np.log(base_rate / (1.0 - base_rate)))
+        logit = float(log64(base_rate / (1.0 - base_rate)))
         f32 = np.float32  # single precision: twice as fast to gather, plenty for SGD
         out = cls(user=scale * rng.standard_normal((n_users, factors), dtype=f32),
                   item=scale * rng.standard_normal((n_items, factors), dtype=f32),
@@ -197,7 +197,8 @@ class _Params:
                  np.asarray(g.sum(axis=1)).ravel(), np.asarray(g.sum(axis=0)).ravel())
         self.step += 1
         b1, b2, eps = 0.9, 0.999, 1e-8
-        corr = lr * np.sqrt(1 - b2**self.step) / (1 - b1**self.step)
+        # powi, not **: Python's ** calls the C library's pow, which has CPU variants
+        corr = lr * np.sqrt(1 - powi(b2, self.step)) / (1 - powi(b1, self.step))
         for param, grad, (m, v) in zip(self.arrays(), grads, self.moments):
             m *= b1
             m += (1 - b1) * grad
@@ -211,7 +212,7 @@ class _Params:
 
 
 def _dense(user, item, user_bias, item_bias) -> np.ndarray:
-    out = user.astype(np.float64) @ item.astype(np.float64).T
+    out = matmul(user.astype(np.float64), item.astype(np.float64).T)  # portable: no BLAS
     out += user_bias.astype(np.float64)[:, None]
     out += item_bias.astype(np.float64)[None, :]
     return out
@@ -403,19 +404,19 @@ def train_mf(train: pd.DataFrame, *, n_users: int, n_items: int, seed, method: s
             lo, hi = b * n_sampled // n_batches, (b + 1) * n_sampled // n_batches
             nu, ni = neg_u[lo:hi], neg_i[lo:hi]
             if imp is not None:  # imputation step: IPS-weighted log-loss on logged pairs
-                imp.adam(inv * (expit(imp.logits(ou, oi)) - r), ou, oi, reg_batch, lr, shape)
-                rho_obs = expit(imp.logits(ou, oi))
-                rho_neg = expit(imp.logits(nu, ni))
+                imp.adam(inv * (sigmoid32(imp.logits(ou, oi)) - r), ou, oi, reg_batch, lr, shape)
+                rho_obs = sigmoid32(imp.logits(ou, oi))
+                rho_neg = sigmoid32(imp.logits(nu, ni))
             else:
                 rho_obs, rho_neg = 0.0, 0.0
             w_pos = np.maximum(rho_obs + (r - rho_obs) * inv, 0.0)  # weights of l+ and l-
             w_neg = np.maximum(1.0 - rho_obs - (r - rho_obs) * inv, 0.0)  # on logged pairs
             s_obs = model.logits(ou, oi)
             s_neg = model.logits(nu, ni)
-            sig_obs = expit(s_obs)
+            sig_obs = sigmoid32(s_obs)
             # logged pairs: their weights minus the (rho, 1 - rho) the sampled pairs stand for
             coef_obs = (w_pos - rho_obs) * (sig_obs - 1.0) + (w_neg - 1.0 + rho_obs) * sig_obs
-            coef = np.concatenate([coef_obs, weight * (expit(s_neg) - rho_neg)])
+            coef = np.concatenate([coef_obs, weight * (sigmoid32(s_neg) - rho_neg)])
             sp_obs = np.logaddexp(0.0, s_obs)  # l-(s); l+(s) = l-(s) - s
             total += float(((w_pos - rho_obs) * (sp_obs - s_obs)
                             + (w_neg - 1.0 + rho_obs) * sp_obs).sum()

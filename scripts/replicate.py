@@ -98,6 +98,9 @@ NEURAL_FAMILIES = tuple(jad.NEURAL_FAMILIES)
 #: Stored NCF rows of the other backend are replaced (the TensorFlow ones kept aside, in
 #: ``<dataset>_ncf_tensorflow.csv.gz``, for the comparison of the two trainers).
 NCF_BACKEND = "numpy"
+#: Neural families refitted even where their stored rows are this run's (``--refit``: after a
+#: change to their trainer, e.g. issue 52's CPU-independent arithmetic).
+REFIT: tuple[str, ...] = ()
 
 
 def has_tensorflow() -> bool:
@@ -302,9 +305,11 @@ def stored_ncf_backend(record: dict, family: str) -> str | None:
 
 
 def _families_to_run(record: dict, families) -> list[str]:
-    """The families of ``families`` the stored rows lack, or hold from the other NCF trainer."""
+    """The families of ``families`` the stored rows lack, hold from the other NCF trainer, or
+    that ``--refit`` names."""
     return [f for f in families if f not in record.get("families", jad.AUTHORS_FAMILIES)
-            or (f in jad.NCF_FAMILIES and stored_ncf_backend(record, f) != NCF_BACKEND)]
+            or (f in jad.NCF_FAMILIES and stored_ncf_backend(record, f) != NCF_BACKEND)
+            or f in REFIT]
 
 
 def _why_not_run(not_run) -> str | None:
@@ -856,7 +861,7 @@ PAPERS = {"jadidinejad2021": run_jadidinejad, "carraro2022": run_carraro, "yang2
 
 
 def main() -> None:
-    global NEURAL_DATASETS, NEURAL_FAMILIES, NCF_BACKEND
+    global NEURAL_DATASETS, NEURAL_FAMILIES, NCF_BACKEND, REFIT
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--datasets", nargs="+", default=["coat", "yahoo_r3"])
     parser.add_argument("--n-jobs", type=int, default=-1)
@@ -872,6 +877,9 @@ def main() -> None:
     parser.add_argument("--ncf-backend", default=NCF_BACKEND, choices=list(jad.NCF_BACKENDS),
                         help="who trains MLP, GMF and NeuMF: the package's NumPy trainer "
                              "(default) or Cornac's TensorFlow backend (the neural extra)")
+    parser.add_argument("--refit", nargs="+", default=[], choices=list(jad.NEURAL_FAMILIES),
+                        help="jadidinejad2021: refit these neural families where they are "
+                             "stored already (after a change to their trainer)")
     parser.add_argument("--time-families", nargs="+", default=[],
                         choices=list(jad.NEURAL_FAMILIES),
                         help="jadidinejad2021: after the run, time ONE model of each of these "
@@ -889,6 +897,7 @@ def main() -> None:
     NEURAL_DATASETS = tuple(args.neural_datasets)
     NEURAL_FAMILIES = tuple(args.neural_families)
     NCF_BACKEND = args.ncf_backend
+    REFIT = tuple(args.refit)
     for paper in args.papers:
         extra = ({"item_powers": args.item_powers, "recommenders": args.recommenders}
                  if paper == "carraro2022" else

@@ -34,6 +34,7 @@ import numpy as np
 from cornac.exception import ScoreException
 from cornac.models import Recommender
 
+from .._portable_math import log, matmul, powi
 from .._validation import check_int, check_real, check_seed
 
 __all__ = ["CML", "cml_loss"]
@@ -92,7 +93,7 @@ def cml_loss(U: np.ndarray, V: np.ndarray, b: np.ndarray, users: np.ndarray,
     hinge = np.maximum(margin - s_pos[:, None] + s_neg, 0.0)
     if weighted:
         violated = np.count_nonzero(hinge, axis=1)
-        weight = np.log(np.floor(n_items * violated / neg.shape[1]) + 1.0)
+        weight = log(np.floor(n_items * violated / neg.shape[1]) + 1.0)  # portable log
         top = np.argmax(hinge, axis=1)  # TF's reduce_max routes the gradient to the first max
         loss = float(np.sum(weight * hinge[np.arange(len(users)), top]))
         coef = np.zeros_like(hinge)
@@ -251,7 +252,8 @@ class CML(Recommender):
             neg = neg if self.weighted else neg[:, 0]
             _, grads = cml_loss(U, V, b, bu, bp, neg, weighted=self.weighted,
                                 l2_reg=self.l2_reg, margin=self.margin, n_items=n_i)
-            lr_t = self.learning_rate * np.sqrt(1 - b2 ** t) / (1 - b1 ** t)  # TF1's Adam
+            # TF1's Adam; powi: Python's ** calls the C library's pow, which has CPU variants
+            lr_t = self.learning_rate * np.sqrt(1 - powi(b2, t)) / (1 - powi(b1, t))
             for p, g, mp, vp in zip(params, grads, m, v):
                 mp *= b1
                 mp += (1 - b1) * g
@@ -274,5 +276,6 @@ class CML(Recommender):
         """OpenRec's serving score ``2 u.v + b - |v|^2`` (the distance score plus ``|u|^2``)."""
         if self.U is None:
             raise ScoreException(f"{self.name} is not fitted")
-        s = 2.0 * self.V @ self.U[user_idx] + self.b - np.einsum("ij,ij->i", self.V, self.V)
+        s = (2.0 * matmul(self.V, self.U[user_idx]) + self.b
+             - np.einsum("ij,ij->i", self.V, self.V))
         return s if item_idx is None else float(s[item_idx])

@@ -4,7 +4,9 @@ Cornac's TensorFlow backend scores one user per call, a Keras forward pass over 
 (``NCFBase._score_tf``): 30 to 95 s per model for Yahoo! R3's 15,400 users, repeated for every
 fitted model. The network is small (two embeddings, a few dense layers, a sigmoid), so once
 its weights are read it is applied here to a block of users at once with NumPy, in float32 as
-TensorFlow computes it (a saturated sigmoid then ties at 1.0 as it does there);
+TensorFlow computes it (a saturated sigmoid then ties at 1.0 as it does there), with the
+package's portable products and ``exp`` (:mod:`recbias_tutorial._portable_math`: no BLAS,
+so the same bits on every CPU);
 ``tests/models/test_ncf.py`` checks it against Cornac's own ``score`` to 1e-6.
 
 The first dense layer of the MLP acts on ``[user embedding, item embedding]``; it is split
@@ -21,14 +23,17 @@ from typing import Any
 
 import numpy as np
 
-#: Cornac's activations of the MLP layers (``ncf.backend_tf.act_functions``) in NumPy;
+from .._portable_math import expm1_32, matmul, sigmoid32, tanh32
+
+#: Cornac's activations of the MLP layers (``ncf.backend_tf.act_functions``) in NumPy, with
+#: the package's portable ``exp`` / ``tanh`` / ``expm1`` (the same bits on every CPU);
 #: leaky ReLU with TensorFlow's default slope 0.2, SELU with its two constants.
-_SELU_ALPHA, _SELU_SCALE = 1.6732632423543772, 1.0507009873554805
+_SELU_ALPHA, _SELU_SCALE = np.float32(1.6732632423543772), np.float32(1.0507009873554805)
 ACTIVATIONS = {
-    "sigmoid": lambda x: 1.0 / (1.0 + np.exp(-x)),
-    "tanh": np.tanh,
-    "elu": lambda x: np.where(x > 0, x, np.expm1(np.minimum(x, 0))),
-    "selu": lambda x: _SELU_SCALE * np.where(x > 0, x, _SELU_ALPHA * np.expm1(np.minimum(x, 0))),
+    "sigmoid": sigmoid32,
+    "tanh": tanh32,
+    "elu": lambda x: np.where(x > 0, x, expm1_32(np.minimum(x, 0))),
+    "selu": lambda x: _SELU_SCALE * np.where(x > 0, x, _SELU_ALPHA * expm1_32(np.minimum(x, 0))),
     "relu": lambda x: np.maximum(x, 0),
     "relu6": lambda x: np.clip(x, 0, 6),
     "leaky_relu": lambda x: np.where(x > 0, x, np.float32(0.2) * x),
@@ -98,7 +103,7 @@ def _forward(weights: dict, users: np.ndarray) -> np.ndarray:
     if "gmf_user" in weights:
         pu, qi = weights["gmf_user"][users], weights["gmf_item"]
         k = pu.shape[1]
-        logits = (pu * kernel[:k]) @ qi.T  # sum_f u_f i_f w_f
+        logits = matmul(pu * kernel[:k], qi.T)  # sum_f u_f i_f w_f
         used = k
     if "mlp_user" in weights:
         act = ACTIVATIONS[weights["act_fn"]] if weights["act_fn"] in ACTIVATIONS \
@@ -107,21 +112,26 @@ def _forward(weights: dict, users: np.ndarray) -> np.ndarray:
         half = weights["mlp_user"].shape[1]
         if kernels:
             first = kernels[0]
-            user_part = weights["mlp_user"][users] @ first[:half] + biases[0]
-            item_part = weights["mlp_item"] @ first[half:]
+            user_part = matmul(weights["mlp_user"][users], first[:half]) + biases[0]
+            item_part = matmul(weights["mlp_item"], first[half:])
             h = act(user_part[:, None, :] + item_part[None, :, :])
             for w, b in zip(kernels[1:], biases[1:]):
-                h = act(h @ w + b)
+                h = act(_matmul3(h, w) + b)
         else:  # no dense layer: the concatenated embeddings go to the logit directly
             n = len(weights["mlp_item"])
             h = np.concatenate([np.broadcast_to(weights["mlp_user"][users][:, None, :],
                                                 (len(users), n, half)),
                                 np.broadcast_to(weights["mlp_item"][None], (len(users), n, half))],
                                axis=-1)
-        part = h @ kernel[used:]
+        part = _matmul3(h, kernel[used:])
         logits = part if logits is None else logits + part
-    z = logits + weights["out_bias"]
-    return (np.float32(1.0) / (np.float32(1.0) + np.exp(-z))).astype(np.float32)
+    return sigmoid32(logits + weights["out_bias"])
+
+
+def _matmul3(h: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """``h @ w`` for ``h`` of shape ``(users, items, d)`` (portable: no BLAS)."""
+    out = matmul(h.reshape(-1, h.shape[-1]), w)
+    return out.reshape(*h.shape[:-1], *w.shape[1:])
 
 
 def ncf_scorer(model: Any):

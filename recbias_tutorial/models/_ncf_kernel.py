@@ -3,8 +3,10 @@
 One call of :func:`train_epoch` runs the mini-batches of one epoch of Cornac's
 ``NCFBase._fit_tf`` on float32 arrays: the forward pass of GMF / MLP / NeuMF for every
 (user, item) pair of a batch, the gradient of the mean sigmoid cross-entropy on the logits,
-and Keras 3's Adam step on every variable. Loops only (no BLAS): the order of every sum is
-fixed here, so a fit gives the same numbers on any machine.
+and Keras 3's Adam step on every variable. Loops only (no BLAS), and ``exp``, ``tanh``,
+``expm1`` and integer powers from :mod:`recbias_tutorial._portable_math` instead of the C
+library's: the order of every sum and every rounding is fixed here, so a fit gives the same
+bits on every x86-64 CPU (``tests/test_portable.py`` trains under other CPUs' settings).
 
 **Embedding tables.** A user row holds the GMF embedding then the MLP one (``D = kg + h``
 columns; the two are separate Keras variables with the same Adam step, so one table is exact).
@@ -31,6 +33,8 @@ from __future__ import annotations
 from .._jit import numba  # Numba, or the same code run as Python without it
 import numpy as np
 
+from .._portable_math import expf, expm1f, powi, tanhf
+
 #: Activation codes (Cornac's ``act_functions`` names, in :data:`ACT_CODES` order).
 ACT_CODES = ("sigmoid", "tanh", "elu", "selu", "relu", "relu6", "leaky_relu")
 _SIGMOID, _TANH, _ELU, _SELU, _RELU, _RELU6, _LEAKY = range(7)
@@ -55,17 +59,17 @@ def _act_rows(P, A, rows, N, code):  # pragma: no cover (compiled)
                 a[n] = p[n] if p[n] > zero else zero
         elif code == _SIGMOID:
             for n in range(N):
-                a[n] = one / (one + np.exp(-p[n]))
+                a[n] = one / (one + expf(-p[n]))
         elif code == _TANH:
             for n in range(N):
-                a[n] = np.tanh(p[n])
+                a[n] = tanhf(p[n])
         elif code == _ELU:
             for n in range(N):
-                a[n] = p[n] if p[n] > zero else np.expm1(p[n])
+                a[n] = p[n] if p[n] > zero else expm1f(p[n])
         elif code == _SELU:
             for n in range(N):
                 a[n] = (_SELU_SCALE * p[n] if p[n] > zero
-                        else _SELU_SCALE * (_SELU_ALPHA * np.expm1(p[n])))
+                        else _SELU_SCALE * (_SELU_ALPHA * expm1f(p[n])))
         elif code == _RELU6:
             for n in range(N):
                 a[n] = min(max(p[n], zero), np.float32(6.0))
@@ -121,7 +125,7 @@ def _catch_up(E, M, V, last, r, target, alpha64, pw, b1, b2, eps, coef):  # prag
         row = pw[j]
         for n in range(n_coef):
             coef[n] += a * row[n]
-    decay_m, decay_v = b1 ** d, b2 ** d
+    decay_m, decay_v = powi(b1, d), powi(b2, d)
     e, mm, vv = E[r], M[r], V[r]
     for c in range(E.shape[1]):
         m0 = np.float64(mm[c])
@@ -314,10 +318,10 @@ def train_epoch(pos_u, pos_i, neg_i, batch_size, num_neg, step,
         for n in range(N):
             zn = z[n] + bias
             if zn >= zero:
-                e = np.exp(-zn)
+                e = expf(-zn)
                 gz[n] = up * (np.float32(1.0) - b_y[n]) - (up / (np.float32(1.0) + e)) * e
             else:
-                e = np.exp(zn)
+                e = expf(zn)
                 gz[n] = up * (zero - b_y[n]) + (up / (np.float32(1.0) + e)) * e
         # backward. The output layer and GMF
         for n in range(N):

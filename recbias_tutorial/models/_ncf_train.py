@@ -38,6 +38,7 @@ from typing import Any
 
 import numpy as np
 
+from .._portable_math import power_int
 from . import _ncf_kernel as kernel
 from ._ncf import is_numpy_ncf
 from ._tf_random import stateless_normal, stateless_uniform
@@ -185,9 +186,30 @@ class EpochBatches:
 def adam_steps(n_steps: int) -> tuple[np.ndarray, np.ndarray]:
     """Keras 3's float32 step size ``alpha_t = lr sqrt(1 - beta_2^t) / (1 - beta_1^t)`` is
     computed per model (``lr`` varies); this returns ``(beta_1^t, beta_2^t)`` for
-    ``t = 0..n_steps`` as float32 ``ops.power`` gives them."""
-    t = np.arange(n_steps + 1, dtype=np.float32)
-    return np.power(np.float32(BETA_1), t), np.power(np.float32(BETA_2), t)
+    ``t = 0..n_steps`` in float32, as ``ops.power`` of the float32 betas gives them.
+
+    The powers are taken by repeated squaring in float64 and rounded once to float32
+    (:func:`~recbias_tutorial._portable_math.power_int`), not by ``np.power``, whose float32
+    loop is CPU-dependent (SVML on AVX-512, the C library elsewhere).
+    """
+    t = np.arange(n_steps + 1)
+    return (power_int(float(np.float32(BETA_1)), t).astype(np.float32),
+            power_int(float(np.float32(BETA_2)), t).astype(np.float32))
+
+
+def _one_minus_sqrt_power(c: float, j: np.ndarray) -> np.ndarray:
+    """``1 - (1 - c)^(j / 2)`` for a small ``c`` (``0 < c <= 0.01``), without cancellation:
+    ``-expm1(j log1p(-c) / 2)``, both series summed in float64 with ``+ - * /`` only (so the
+    same bits on every CPU): ``log1p(-c)`` to 7 terms (the 8th is below ``c^8 / 8``),
+    ``expm1(x)`` for ``|x| <= 0.21`` (``j <= 400``, ``c = 0.001``) to 14 terms."""
+    log_b = 0.0
+    for n in range(7, 0, -1):  # log1p(-c) = -sum c^n / n
+        log_b = c * (1.0 / n + log_b)
+    x = 0.5 * log_b * np.asarray(j, dtype=float)  # -(j / 2) log(1 - c) >= 0
+    series = np.zeros_like(x)
+    for n in range(14, 0, -1):  # expm1(-x) = sum (-x)^n / n!, Horner form
+        series = (-x) / n * (1.0 + series)
+    return -series
 
 
 def _tables(lr: float, n_steps: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -197,10 +219,11 @@ def _tables(lr: float, n_steps: int) -> tuple[np.ndarray, np.ndarray, np.ndarray
     with np.errstate(divide="ignore", invalid="ignore"):  # t = 0 is never used
         alpha32 = (np.float32(lr) * np.sqrt(one - p2)) / (one - p1)
     alpha32[0] = 0.0
-    b1, b2 = 1.0 - float(_C1), 1.0 - float(_C2)
-    j = np.arange(kernel.J_MAX + 1, dtype=float)
-    delta = -np.expm1(0.5 * j * np.log1p(-float(_C2)))  # 1 - b2^(j/2), accurately
-    pw = (b1 ** j)[:, None] * delta[:, None] ** np.arange(kernel.N_SERIES + 1)[None, :]
+    b1 = 1.0 - float(_C1)
+    j = np.arange(kernel.J_MAX + 1)
+    delta = _one_minus_sqrt_power(float(_C2), j)  # 1 - b2^(j/2), accurately
+    n = np.arange(kernel.N_SERIES + 1)
+    pw = power_int(b1, j)[:, None] * np.stack([power_int(d, n) for d in delta])
     pw[0] = 0.0
     return alpha32.astype(np.float32), alpha32.astype(np.float64), np.ascontiguousarray(pw)
 

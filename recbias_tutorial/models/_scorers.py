@@ -21,6 +21,8 @@ import cornac
 import numpy as np
 from cornac.models import Recommender
 
+from .._portable_math import matmul
+
 __all__ = ["BatchScorer", "batch_scorer"]
 
 #: A function mapping an int array of Cornac user indices to their ``(len(users), n)`` scores.
@@ -36,21 +38,28 @@ def f64(a: Any) -> np.ndarray:
 # --------------------------------------------------------------------------------------
 # latent-factor and non-personalised families
 # --------------------------------------------------------------------------------------
+# The products are the package's portable ones (no BLAS: the same bits on every CPU), so the
+# stored metrics of these models recompute exactly anywhere.
+def _item_side(a: Any) -> np.ndarray:
+    """Item factors ``(n_items, k)`` as the contiguous ``(k, n_items)`` right operand."""
+    return np.ascontiguousarray(f64(a).T)
+
+
 def _mf_scorer(m: Any) -> BatchScorer:  # MF, SVD, NMF: mu + b_i + b_u + p_u.q_i
-    U, V, bu = f64(m.u_factors), f64(m.i_factors).T, f64(m.u_biases)
+    U, V, bu = f64(m.u_factors), _item_side(m.i_factors), f64(m.u_biases)
     base = float(m.global_mean) + f64(m.i_biases)
-    return lambda users: U[users] @ V + base + bu[users, None]
+    return lambda users: matmul(U[users], V) + base + bu[users, None]
 
 
 def _bpr_scorer(m: Any) -> BatchScorer:  # BPR, WBPR, MMMF: b_i + p_u.q_i
-    U, V, bi = f64(m.u_factors), f64(m.i_factors).T, f64(m.i_biases)
-    return lambda users: U[users] @ V + bi
+    U, V, bi = f64(m.u_factors), _item_side(m.i_factors), f64(m.i_biases)
+    return lambda users: matmul(U[users], V) + bi
 
 
 def _dot_scorer(user_attr: str, item_attr: str) -> Callable[[Any], BatchScorer]:
     def prepare(m: Any) -> BatchScorer:  # PMF (U, V), HPF (Theta, Beta)
-        U, V = f64(getattr(m, user_attr)), f64(getattr(m, item_attr)).T
-        return lambda users: U[users] @ V
+        U, V = f64(getattr(m, user_attr)), _item_side(getattr(m, item_attr))
+        return lambda users: matmul(U[users], V)
 
     return prepare
 
@@ -133,7 +142,7 @@ def _knn_average(weights: np.ndarray, ratings: np.ndarray, k: int,
     mean-centred ratings.
     """
     w = weights * _top_k_mask(weights, ratings, k, nonnegative)
-    return w @ ratings, (w if nonnegative else np.abs(w)).sum(axis=1)
+    return matmul(w, ratings), (w if nonnegative else np.abs(w)).sum(axis=1)
 
 
 _ITEMKNN_DENSE_MAX = 5000  # dense item-item similarity up to 5,000 items (200 MB)
@@ -188,7 +197,7 @@ def _itemknn_scorer(m: Any) -> BatchScorer | None:
             ties_kept[by_r] = kept
             keep[:, straddle] = above[:, straddle] | ties_kept
         w = w * keep
-        return mean[u] + (r @ w) / (np.abs(w).sum(axis=0) + _EPS_DENOM)
+        return mean[u] + matmul(r[None, :], w)[0] / (np.abs(w).sum(axis=0) + _EPS_DENOM)
 
     def score(users: np.ndarray) -> np.ndarray:
         out = np.empty((len(users), m.num_items))

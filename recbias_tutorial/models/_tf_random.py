@@ -68,7 +68,12 @@ def _unit_floats(bits: np.ndarray) -> np.ndarray:
 @numba.njit(cache=True)
 def _box_muller(u, out):  # pragma: no cover (compiled)
     """``BoxMullerFloat`` on consecutive pairs of ``u`` (float32, as TensorFlow's CPU kernel:
-    logf, sqrtf and sincosf of the C library; ``2 * M_PI`` times the uniform in double)."""
+    logf, sqrtf and sincosf of the C library; ``2 * M_PI`` times the uniform in double).
+
+    The C library's functions are kept (TensorFlow's own): a uniform takes one of 2**23
+    values, and on every one of them glibc's FMA and plain variants of logf, sinf and cosf
+    agree, so the initial weights have the same bits on every CPU
+    (``tests/test_portable.py`` recomputes all 2**23 under another CPU's settings)."""
     for p in range(0, u.shape[0], 2):
         u1 = u[p]
         if u1 < np.float32(1.0e-7):

@@ -17,7 +17,6 @@ import pytest
 from recbias_tutorial.models import batch_scorer, fit_scores, to_cornac_dataset
 from recbias_tutorial.models import _ncf_kernel as kernel
 from recbias_tutorial.models import _ncf_train as trainer
-from recbias_tutorial.models._ncf import ACTIVATIONS
 from recbias_tutorial.models._tf_random import stateless_normal, stateless_uniform
 
 KINDS = {"GMF": dict(num_factors=6), "MLP": dict(layers=(16, 8, 4)),
@@ -96,6 +95,12 @@ def test_a_user_who_rated_everything_is_refused():
 # --------------------------------------------------------------------------------------
 # the gradient of one batch, against the Keras graph's loss written out (float64)
 # --------------------------------------------------------------------------------------
+#: The activations in float64 (the scorer's, ``_ncf.ACTIVATIONS``, are float32 like Keras's)
+_ACT64 = {"relu": lambda x: np.maximum(x, 0.0), "tanh": np.tanh,
+          "sigmoid": lambda x: 1.0 / (1.0 + np.exp(-x)),
+          "elu": lambda x: np.where(x > 0, x, np.expm1(np.minimum(x, 0.0)))}
+
+
 def _loss(w: dict, users, items, labels, reg: float) -> float:
     """Mean sigmoid cross-entropy on the logits of Cornac's graph + reg * sum(w^2)."""
     parts = []
@@ -104,7 +109,7 @@ def _loss(w: dict, users, items, labels, reg: float) -> float:
     if "mlp_user" in w:
         x = np.hstack([w["mlp_user"][users], w["mlp_item"][items]])
         for kernel_, bias in zip(w["mlp_kernels"], w["mlp_biases"]):
-            x = ACTIVATIONS[w["act_fn"]](x @ kernel_ + bias)
+            x = _ACT64[w["act_fn"]](x @ kernel_ + bias)
         parts.append(x)
     z = np.hstack(parts) @ w["out_kernel"] + w["out_bias"]
     loss = np.mean(np.logaddexp(0.0, z) - labels * z)

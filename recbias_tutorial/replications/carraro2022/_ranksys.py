@@ -41,6 +41,7 @@ from cornac.exception import ScoreException
 from cornac.models import Recommender
 
 from ..._params import Interval, Options, Seed, declare
+from ..._portable_math import matmul
 from ..._validation import as_generator, seed_int
 
 #: A fingerprint of this file: part of every model's state, so that the fit cache (keyed by
@@ -242,7 +243,7 @@ def rr1_sweep(w: np.ndarray, other: np.ndarray, owner: np.ndarray, index: np.nda
     w = np.array(w, dtype=np.float64)
     order = np.argsort(owner, kind="stable")  # the observations grouped by their row
     indptr = np.concatenate([[0], np.cumsum(np.bincount(owner, minlength=n))]).astype(np.int64)
-    gram = other.T @ other + lam * np.eye(k)
+    gram = matmul(other.T, other) + lam * np.eye(k)  # portable: no BLAS
     _rr1_rows(w, np.ascontiguousarray(other, dtype=np.float64), gram, indptr,
               np.asarray(index, np.int64)[order], np.asarray(value, np.float64)[order],
               float(lam), float(alpha))
@@ -363,7 +364,8 @@ class ImplicitALS(_RankSysModel):
     def score_batch(self, user_indices) -> np.ndarray:
         """:math:`p_u^\\top q_i` for several users."""
         self._check_fitted()
-        return self.u_factors[self._ids(user_indices, "user_indices", 0)] @ self.i_factors.T
+        return matmul(self.u_factors[self._ids(user_indices, "user_indices", 0)],
+                      self.i_factors.T)
 
 
 def ranksys_grid(grid: dict[str, dict[str, tuple]]) -> dict[str, dict[str, Any]]:

@@ -37,6 +37,7 @@ import scipy.sparse as sp
 from scipy.stats import rankdata
 
 from ..._params import Interval, Options, Seed, declare
+from ..._portable_math import matmul
 from ..._validation import as_generator, check_feedback, check_int, int_seed
 from ...propensity import naive_bayes_propensity
 
@@ -341,7 +342,7 @@ class _MF:
 
     def dense(self) -> np.ndarray:
         p, q, b, c = self.arrays
-        return p @ q.T + b[:, None] + c[None, :]
+        return matmul(p, q.T) + b[:, None] + c[None, :]
 
     def sparse_grads(self, u: np.ndarray, i: np.ndarray, grad: np.ndarray) -> list[np.ndarray]:
         """Gradients of sum(grad * y_hat_ui) over the given pairs (duplicates summed)."""
@@ -390,15 +391,18 @@ def _dr_step(base: _MF, imputation: _MF, bu: np.ndarray, bi: np.ndarray, u: np.n
 
 def _all_pairs_grads(base: _MF, imputation: _MF, bu: np.ndarray, bi: np.ndarray) -> list[np.ndarray]:
     """Gradients of sum_{u in bu, i in bi} -2 g_ui y_hat_ui without the dense block:
-    g = P Q^T + c 1^T + 1 d^T is low rank, so G V = P (Q^T V) + c (1^T V) + 1 (d^T V)."""
+    g = P Q^T + c 1^T + 1 d^T is low rank, so G V = P (Q^T V) + c (1^T V) + 1 (d^T V).
+    The products are the package's portable ones (no BLAS: the same bits on every CPU)."""
     p, q, b, c = base.arrays
     pi, qi, bimp, cimp = imputation.arrays
     pb, qb, Pb, Qb = p[bu], q[bi], pi[bu], qi[bi]
     cb, db = bimp[bu], cimp[bi]
-    g_q = Pb @ (Qb.T @ qb) + np.outer(cb, qb.sum(0)) + (db @ qb)[None, :]   # G @ q_b
-    g_p = Qb @ (Pb.T @ pb) + np.outer(db, pb.sum(0)) + (cb @ pb)[None, :]   # G^T @ p_b
-    row = Pb @ Qb.sum(0) + cb * len(bi) + db.sum()                          # G @ 1
-    col = Qb @ Pb.sum(0) + db * len(bu) + cb.sum()                          # G^T @ 1
+    g_q = (matmul(Pb, matmul(Qb.T, qb)) + np.outer(cb, qb.sum(0))       # G @ q_b
+           + matmul(db[None, :], qb))
+    g_p = (matmul(Qb, matmul(Pb.T, pb)) + np.outer(db, pb.sum(0))       # G^T @ p_b
+           + matmul(cb[None, :], pb))
+    row = matmul(Pb, Qb.sum(0)) + cb * len(bi) + db.sum()               # G @ 1
+    col = matmul(Qb, Pb.sum(0)) + db * len(bu) + cb.sum()               # G^T @ 1
     out = [np.zeros_like(p), np.zeros_like(q), np.zeros_like(b), np.zeros_like(c)]
     out[0][bu], out[1][bi], out[2][bu], out[3][bi] = -2 * g_q, -2 * g_p, -2 * row, -2 * col
     return out
