@@ -30,8 +30,9 @@ from __future__ import annotations
 
 import math
 
-import numba
 import numpy as np
+
+from ._jit import numba  # Numba, or the same code run as Python without it
 
 _JIT = dict(cache=True, fastmath=False, error_model="numpy", nogil=True)
 
