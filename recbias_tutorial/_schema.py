@@ -116,5 +116,25 @@ class TableSchema:
             if dup.any():
                 first = typed.loc[dup, key].iloc[0].to_dict()
                 raise ValueError(f"{name} has {int(dup.sum())} rows sharing their key {key} "
-                                 f"(e.g. {first}): a run stored twice would be counted twice")
+                                 f"(e.g. {first}): each must appear once (a run stored twice would "
+                                 "be counted twice)")
         return typed
+
+
+def checked_frame(frame: object, name: str, *, numbers: tuple = (), texts: tuple = (),
+                  key: tuple = ()) -> pd.DataFrame:
+    """The columns ``numbers`` (finite reals) and ``texts`` (as text) of ``frame``, typed, with
+    ``key`` unique; a ``ValueError`` naming ``name`` for a frame that is not one, is empty,
+    lacks a column, holds a NaN, an infinity or text among the numbers, or repeats a key
+    (the boundary check of the chart builders, whose specs must be valid JSON)."""
+    if not isinstance(frame, pd.DataFrame):
+        raise ValueError(f"{name} must be a pandas DataFrame, got {type(frame).__name__}")
+    columns = list(dict.fromkeys([*numbers, *texts]))
+    missing = [c for c in columns if c not in frame.columns]
+    if missing:
+        raise ValueError(f"{name} is missing column(s) {missing}")
+    if frame.empty:
+        raise ValueError(f"{name} is empty: there is nothing to draw")
+    schema = TableSchema({**{c: Column("str", finite=False) for c in texts},
+                          **{c: Column("float") for c in numbers}}, key=tuple(key))
+    return schema.check(frame.loc[:, columns], name)

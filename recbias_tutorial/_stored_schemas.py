@@ -54,8 +54,9 @@ STORED_SCHEMAS: dict[tuple[str, str], TableSchema] = {
     ("yang2018", "yahoo_r3_grid"): _schema(
         dict(seed=_SEED, model=_STR, metric=_STR, estimate=_STR, truth=_STR, k=_INT,
              k_truth=_INT, users=_STR, mae=_STR),
-        {"draws": _COUNT, "AOA estimate": _VALUE, "AOA truth": _VALUE},
-        others=_VALUE),  # one MAE column per estimator (MAE: AOA, MAE: SNIPS γ=...)
+        {"draws": _COUNT, "AOA estimate": _SHARE, "AOA truth": _SHARE},
+        others=Column("float", low=0.0)),  # one MAE per estimator (MAE: AOA, MAE: SNIPS γ=...)
+    # a stored yang2018 "yahoo_r3" table is what direction_test reads (with "users" or not)
 }
 
 #: The rule of a table no schema declares: ``value`` a number (missing as NaN), every other

@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from ._optional import available
+from ._schema import checked_frame
 
 _TEMPLATE = """<div id="{id}" class="recbias-chart"></div>
 <script type="text/javascript">
@@ -555,9 +556,8 @@ def estimate_slider(frame: pd.DataFrame, *, param: str, value: str, y: str,
     (['range'], 2)
     """
     references = list(references)
-    missing = [c for c in (param, value, y, *references) if c not in frame.columns]
-    if missing:
-        raise ValueError(f"frame is missing column(s) {missing}")
+    frame = checked_frame(frame, "frame", numbers=(param, value, *references), texts=(y,),
+                          key=(y, param))  # one point per row and grid value
     slider, on_grid = _grid_slider(frame[param].to_numpy(), param, start=start,
                                    title=param_title)
     for ref in references:
@@ -688,9 +688,8 @@ def slider_dots(frame: pd.DataFrame, *, param: str, x: str, y: str, series: str,
     >>> [p["bind"]["input"] for p in spec["params"]], len(spec["layer"])
     (['range'], 2)
     """
-    missing = [c for c in (param, x, y, series) if c not in frame.columns]
-    if missing:
-        raise ValueError(f"frame is missing column(s) {missing}")
+    frame = checked_frame(frame, "frame", numbers=(param, x), texts=(y, series),
+                          key=(y, series, param))
     slider, on_grid = _grid_slider(frame[param].to_numpy(), param, start=start,
                                    title=param_title)
     # plain field names: Vega-Lite reads "." and "[" in a field name as a path
@@ -768,9 +767,8 @@ def knob_lines(frame: pd.DataFrame, *, knob: str, value: str, y: str, line: str,
     >>> [p["bind"] if p["bind"] == "legend" else p["bind"]["input"] for p in spec["params"]]
     ['radio', 'legend']
     """
-    missing = [c for c in (knob, value, y, line) if c not in frame.columns]
-    if missing:
-        raise ValueError(f"frame is missing column(s) {missing}")
+    frame = checked_frame(frame, "frame", numbers=(value, y), texts=(knob, line),
+                          key=(knob, line, value))
     knobs = frame[knob].astype(str).drop_duplicates().tolist()
     start = knobs[0] if start is None else start
     if start not in knobs:
@@ -866,11 +864,11 @@ def rho_slider(values: pd.DataFrame, summary: pd.DataFrame, *, value_title: str,
     >>> [p["bind"]["input"] for p in spec["params"]], len(spec["hconcat"])
     (['range'], 2)
     """
-    for name, frame, columns in (("values", values, ("model", "test_set", "rho", "value", "truth")),
-                                 ("summary", summary, ("test_set", "rho", "value"))):
-        missing = [c for c in columns if c not in frame.columns]
-        if missing:
-            raise ValueError(f"{name} is missing column(s) {missing}")
+    values = checked_frame(values, "values", numbers=("rho", "value", "truth"),
+                           texts=("model", "test_set"), key=("model", "test_set", "rho"))
+    summary = checked_frame(summary, "summary", numbers=("rho", "value"), texts=("test_set",),
+                            key=("test_set", "rho"))
+    for name, frame in (("values", values), ("summary", summary)):
         unknown = set(frame["test_set"]) - set(sets)
         if unknown:
             raise ValueError(f"{name} has test sets {sorted(unknown)} that are not in sets {list(sets)}")
