@@ -26,7 +26,8 @@ class Column:
     """One column's rule.
 
     ``dtype``: ``"int"``, ``"float"``, ``"str"`` or ``"auto"`` (numbers when every non-empty
-    entry is one, missing as NaN; else text: for tables no schema declares). ``finite``: no missing value (NaN or an
+    entry is one, missing as NaN; else text: for tables no schema declares).
+    ``finite``: no missing value (NaN or an
     empty entry) for numbers, no empty text for ``"str"``; an infinity is never accepted.
     A non-finite ``"int"`` column (an epoch that did not happen) comes back as float64 with
     NaN where it is missing. ``low`` / ``high``: inclusive bounds of a number.
@@ -72,7 +73,8 @@ class Column:
                              f"{int(missing.sum())} rows")
         present = numbers[~missing]
         if self.dtype == "int" and (present != np.round(present)).any():
-            raise ValueError(f"{where} must hold integers, got {present[present != np.round(present)].iloc[0]!r}")
+            fraction = present[present != np.round(present)].iloc[0]
+            raise ValueError(f"{where} must hold integers, got {fraction!r}")
         if self.low is not None and (present < self.low).any():
             raise ValueError(f"{where} must be >= {self.low:g}, got {present.min()!r}")
         if self.high is not None and (present > self.high).any():

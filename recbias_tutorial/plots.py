@@ -539,8 +539,10 @@ def estimate_slider(frame: pd.DataFrame, *, param: str, value: str, y: str,
     Raises
     ------
     ValueError
-        If a named column is missing, the grid has fewer than two values or is not evenly
-        spaced, ``start`` is not on the grid, or a reference varies with the parameter.
+        If ``frame`` is not a non-empty DataFrame, a named column is missing, a number
+        column holds text, NaN or an infinity (no valid JSON spec), a row has two points at
+        one grid value, the grid has fewer than two values or is not evenly spaced,
+        ``start`` is not on the grid, or a reference varies with the parameter.
 
     See Also
     --------
@@ -673,8 +675,10 @@ def slider_dots(frame: pd.DataFrame, *, param: str, x: str, y: str, series: str,
     Raises
     ------
     ValueError
-        If a named column is missing, the grid has fewer than two values or is not evenly
-        spaced, or ``start`` is not on the grid.
+        If ``frame`` is not a non-empty DataFrame, a named column is missing, ``param`` or
+        ``x`` holds text, NaN or an infinity, a row and series has two points at one grid
+        value, the grid has fewer than two values or is not evenly spaced, or ``start`` is
+        not on the grid.
 
     See Also
     --------
@@ -752,8 +756,9 @@ def knob_lines(frame: pd.DataFrame, *, knob: str, value: str, y: str, line: str,
     Raises
     ------
     ValueError
-        If a named column is missing, ``start`` is not a knob of ``frame``, or a knob has
-        fewer than two values.
+        If ``frame`` is not a non-empty DataFrame, a named column is missing, ``value`` or
+        ``y`` holds text, NaN or an infinity, a knob and line has two points at one value,
+        ``start`` is not a knob of ``frame``, or a knob has fewer than two values.
 
     See Also
     --------
@@ -845,9 +850,11 @@ def rho_slider(values: pd.DataFrame, summary: pd.DataFrame, *, value_title: str,
     Raises
     ------
     ValueError
-        If a column is missing, a test set is not in ``sets``, the grid of the test sets
-        drawn at several ρp has fewer than two values or is not evenly spaced, ``start`` is
-        not on it, or a model has more than one truth.
+        If ``values`` or ``summary`` is not a non-empty DataFrame, a column is missing, a
+        number column holds text, NaN or an infinity, a point appears twice (a model and
+        test set at one ρp; a test set at one ρp), a test set is not in ``sets``, the grid
+        of the test sets drawn at several ρp has fewer than two values or is not evenly
+        spaced, ``start`` is not on it, or a model has more than one truth.
 
     See Also
     --------
