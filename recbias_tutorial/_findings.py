@@ -166,7 +166,17 @@ def check_finding(name: str, text: str, *, holds: str, **numbers_: Any) -> str:
         a keyword or a function conditions may call; or a number is NaN or infinite, or holds
         one (in a list, tuple, mapping or array).
     """
+    return _check_finding(name, text, holds, numbers_, takeaway=False)
+
+
+def _check_finding(name: str, text: str, holds: str, numbers_: Mapping[str, Any], *,
+                   takeaway: bool) -> str:
+    """:func:`check_finding`; ``takeaway``: the check of a stated takeaway (its own name)."""
     check_identifier(name, "name")
+    if not takeaway and name in TAKEAWAYS:
+        raise ValueError(f"name: {name!r} is a stated takeaway; a finding under its name would "
+                         "replace the takeaway's words: confirm it with confirm_takeaway, or "
+                         "give the finding a name of its own")
     if not isinstance(text, str) or not text.strip():
         raise ValueError(f"text must be a non-empty string, got {text!r}")
     values = _check_numbers(numbers_)
@@ -243,8 +253,13 @@ def state_takeaways(texts: Mapping[str, str]) -> dict[str, str]:
     if not isinstance(texts, Mapping) or not texts:
         raise ValueError(f"texts must be a non-empty mapping of name -> words, got {texts!r}")
     for name, text in texts.items():
-        if not isinstance(name, str) or not name.isidentifier():
-            raise ValueError(f"texts: a takeaway's name must be a Python identifier, got {name!r}")
+        # validated as glue validates it, before anything is recorded: a name refused later
+        # (a keyword) would stay stated and fail the page's final check for the session
+        check_identifier(name, "texts: a takeaway's name")
+        if name in _STATED and name not in TAKEAWAYS:
+            raise ValueError(f"texts: takeaway {name!r} shares its name with a finding stated "
+                             "in this kernel; its words would replace the finding's: give the "
+                             "takeaway a name of its own")
         if not isinstance(text, str) or not text.strip():
             raise ValueError(f"texts: takeaway {name!r} needs non-empty words, got {text!r}")
         if _text_fields(text):
@@ -265,7 +280,7 @@ def confirm_takeaway(name: str, *, holds: str, **numbers_: Any) -> str:
     if name not in TAKEAWAYS:
         raise ValueError(f"name: {name!r} is not a stated takeaway (stated: "
                          f"{', '.join(sorted(TAKEAWAYS)) or 'none'})")
-    words = check_finding(name, TAKEAWAYS[name], holds=holds, **numbers_)
+    words = _check_finding(name, TAKEAWAYS[name], holds, numbers_, takeaway=True)
     CONFIRMED.add(name)
     return words
 

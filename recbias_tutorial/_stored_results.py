@@ -104,6 +104,8 @@ def read_stored_results(results: str | os.PathLike) -> tuple[dict, dict]:
                          f"of its file): {_advice(paper)}")
     # a further file of a dataset may sit among the datasets, naming its dataset (yang2018's
     # "yahoo_r3_grid" of "yahoo_r3"); newer runs list such files under "tables"
+    if not datasets:  # a further table belongs to a dataset: none without one
+        raise ValueError(f"{folder}/provenance.json lists no dataset: {_advice(paper)}")
     tables = {name: _read_table(folder, paper, name, record.get("dataset", name), record)
               for name, record in datasets.items()}
     extra = provenance.get("tables", {})
@@ -155,4 +157,18 @@ def _read_table(folder: Path, paper: str, label: str, dataset: Any, record: dict
                                    or _gunzipped_sha256(path) != record["csv_sha256"]):
         raise ValueError(f"{folder}: {path.name} does not hold the CSV `make replicate` wrote "
                          f"(provenance.json's csv_sha256 differs): {_advice(paper)}")
-    return pd.read_csv(path, keep_default_na=False, na_values={"value": [""]})
+    return typed_table(pd.read_csv(path, keep_default_na=False, na_values={"value": [""]}),
+                       paper, label, folder)
+
+
+def typed_table(frame, paper: str, label: str, folder: Path | str = ""):
+    """A stored table typed by its declared schema (:mod:`._stored_schemas`): numbers as
+    numbers, missing as NaN; a text entry in a numeric column, an infinity or a duplicated
+    key (a run stored twice) raises, naming the file's table."""
+    from ._stored_schemas import FALLBACK, schema_of
+
+    schema = schema_of(paper, label) or FALLBACK
+    try:
+        return schema.check(frame, f"{label}")
+    except ValueError as err:
+        raise ValueError(f"{folder}: the stored table {err}: {_advice(paper)}") from None

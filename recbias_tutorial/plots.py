@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from ._optional import available
+from ._schema import checked_frame
 
 _TEMPLATE = """<div id="{id}" class="recbias-chart"></div>
 <script type="text/javascript">
@@ -538,8 +539,10 @@ def estimate_slider(frame: pd.DataFrame, *, param: str, value: str, y: str,
     Raises
     ------
     ValueError
-        If a named column is missing, the grid has fewer than two values or is not evenly
-        spaced, ``start`` is not on the grid, or a reference varies with the parameter.
+        If ``frame`` is not a non-empty DataFrame, a named column is missing, a number
+        column holds text, NaN or an infinity (no valid JSON spec), a row has two points at
+        one grid value, the grid has fewer than two values or is not evenly spaced,
+        ``start`` is not on the grid, or a reference varies with the parameter.
 
     See Also
     --------
@@ -555,9 +558,8 @@ def estimate_slider(frame: pd.DataFrame, *, param: str, value: str, y: str,
     (['range'], 2)
     """
     references = list(references)
-    missing = [c for c in (param, value, y, *references) if c not in frame.columns]
-    if missing:
-        raise ValueError(f"frame is missing column(s) {missing}")
+    frame = checked_frame(frame, "frame", numbers=(param, value, *references), texts=(y,),
+                          key=(y, param))  # one point per row and grid value
     slider, on_grid = _grid_slider(frame[param].to_numpy(), param, start=start,
                                    title=param_title)
     for ref in references:
@@ -673,8 +675,10 @@ def slider_dots(frame: pd.DataFrame, *, param: str, x: str, y: str, series: str,
     Raises
     ------
     ValueError
-        If a named column is missing, the grid has fewer than two values or is not evenly
-        spaced, or ``start`` is not on the grid.
+        If ``frame`` is not a non-empty DataFrame, a named column is missing, ``param`` or
+        ``x`` holds text, NaN or an infinity, a row and series has two points at one grid
+        value, the grid has fewer than two values or is not evenly spaced, or ``start`` is
+        not on the grid.
 
     See Also
     --------
@@ -688,9 +692,8 @@ def slider_dots(frame: pd.DataFrame, *, param: str, x: str, y: str, series: str,
     >>> [p["bind"]["input"] for p in spec["params"]], len(spec["layer"])
     (['range'], 2)
     """
-    missing = [c for c in (param, x, y, series) if c not in frame.columns]
-    if missing:
-        raise ValueError(f"frame is missing column(s) {missing}")
+    frame = checked_frame(frame, "frame", numbers=(param, x), texts=(y, series),
+                          key=(y, series, param))
     slider, on_grid = _grid_slider(frame[param].to_numpy(), param, start=start,
                                    title=param_title)
     # plain field names: Vega-Lite reads "." and "[" in a field name as a path
@@ -753,8 +756,9 @@ def knob_lines(frame: pd.DataFrame, *, knob: str, value: str, y: str, line: str,
     Raises
     ------
     ValueError
-        If a named column is missing, ``start`` is not a knob of ``frame``, or a knob has
-        fewer than two values.
+        If ``frame`` is not a non-empty DataFrame, a named column is missing, ``value`` or
+        ``y`` holds text, NaN or an infinity, a knob and line has two points at one value,
+        ``start`` is not a knob of ``frame``, or a knob has fewer than two values.
 
     See Also
     --------
@@ -768,9 +772,8 @@ def knob_lines(frame: pd.DataFrame, *, knob: str, value: str, y: str, line: str,
     >>> [p["bind"] if p["bind"] == "legend" else p["bind"]["input"] for p in spec["params"]]
     ['radio', 'legend']
     """
-    missing = [c for c in (knob, value, y, line) if c not in frame.columns]
-    if missing:
-        raise ValueError(f"frame is missing column(s) {missing}")
+    frame = checked_frame(frame, "frame", numbers=(value, y), texts=(knob, line),
+                          key=(knob, line, value))
     knobs = frame[knob].astype(str).drop_duplicates().tolist()
     start = knobs[0] if start is None else start
     if start not in knobs:
@@ -847,9 +850,11 @@ def rho_slider(values: pd.DataFrame, summary: pd.DataFrame, *, value_title: str,
     Raises
     ------
     ValueError
-        If a column is missing, a test set is not in ``sets``, the grid of the test sets
-        drawn at several ρp has fewer than two values or is not evenly spaced, ``start`` is
-        not on it, or a model has more than one truth.
+        If ``values`` or ``summary`` is not a non-empty DataFrame, a column is missing, a
+        number column holds text, NaN or an infinity, a point appears twice (a model and
+        test set at one ρp; a test set at one ρp), a test set is not in ``sets``, the grid
+        of the test sets drawn at several ρp has fewer than two values or is not evenly
+        spaced, ``start`` is not on it, or a model has more than one truth.
 
     See Also
     --------
@@ -866,11 +871,11 @@ def rho_slider(values: pd.DataFrame, summary: pd.DataFrame, *, value_title: str,
     >>> [p["bind"]["input"] for p in spec["params"]], len(spec["hconcat"])
     (['range'], 2)
     """
-    for name, frame, columns in (("values", values, ("model", "test_set", "rho", "value", "truth")),
-                                 ("summary", summary, ("test_set", "rho", "value"))):
-        missing = [c for c in columns if c not in frame.columns]
-        if missing:
-            raise ValueError(f"{name} is missing column(s) {missing}")
+    values = checked_frame(values, "values", numbers=("rho", "value", "truth"),
+                           texts=("model", "test_set"), key=("model", "test_set", "rho"))
+    summary = checked_frame(summary, "summary", numbers=("rho", "value"), texts=("test_set",),
+                            key=("test_set", "rho"))
+    for name, frame in (("values", values), ("summary", summary)):
         unknown = set(frame["test_set"]) - set(sets)
         if unknown:
             raise ValueError(f"{name} has test sets {sorted(unknown)} that are not in sets {list(sets)}")

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from ._validation import check_int
+from ._validation import check_fits_in_memory, check_int
 
 __all__ = ["Scorer"]
 
@@ -90,8 +90,19 @@ class Scorer:
         return self(np.arange(lo, hi, dtype=np.int64))
 
     def dense(self) -> np.ndarray:
-        """The whole score matrix (only for small cases and tests)."""
-        return self.block(0, self.shape[0])
+        """The whole score matrix (only for small cases and tests).
+
+        Raises
+        ------
+        ValueError
+            If the float64 matrix would need more memory than the machine has available
+            (refused before anything is computed; score in blocks instead).
+        """
+        n_users, n_items = self.shape
+        check_fits_in_memory(8.0 * n_users * n_items, "n_users x n_items",
+                             f"the dense score matrix of {n_users:,} x {n_items:,} float64 "
+                             "(score it in blocks: Scorer.block, or pass the Scorer itself)")
+        return self.block(0, n_users)
 
     @classmethod
     def from_factors(cls, user_factors: Any, item_factors: Any, *, user_bias: Any = None,

@@ -1057,7 +1057,86 @@ class _FakeClient:
         raise AssertionError("gather reached before the inputs were checked")
 
 
-CASES = CASES + MORE_CASES + REPLICATION_CASES
+
+# --- issue 57: the slider builders' grids, Figure 4's grid, Yang's readers, takeaways
+def _plots():
+    from recbias_tutorial import plots
+
+    return plots
+
+
+_SL = pd.DataFrame({"model": ["a", "a", "b", "b"], "g": [1.0, 2.0, 1.0, 2.0],
+                    "est": [0.1, 0.2, 0.3, 0.4], "kind": "x"})
+_KN = pd.DataFrame({"knob": "k", "value": [0.1, 0.2, 0.1, 0.2], "y": [1.0, 2.0, 1.5, 2.5],
+                    "line": ["a", "a", "b", "b"]})
+
+
+def _slider(frame, **kw):
+    return _plots().estimate_slider(frame, param="g", value="est", y="model", **kw)
+
+
+def _dots(frame):
+    return _plots().slider_dots(frame, param="g", x="est", y="model", series="kind")
+
+
+def _knobs(frame):
+    return _plots().knob_lines(frame, knob="knob", value="value", y="y", line="line")
+
+
+def _rho(values=None, summary=None):
+    v = pd.DataFrame({"model": "a", "test_set": ["FULL", "REG", "REG"], "rho": [1.0, 0.5, 1.0],
+                      "value": [0.3, 0.1, 0.2], "truth": 0.2})
+    s = v.groupby(["test_set", "rho"], as_index=False)["value"].mean()
+    return _plots().rho_slider(v if values is None else values(v),
+                               s if summary is None else summary(s),
+                               value_title="x", summary_title="y")
+
+
+def _fig4(size):
+    m = pd.DataFrame([(s, mo, st, sz, "recall", v) for s in range(6)
+                      for st, sz in (("gt", 1.0), ("wtd", size))
+                      for mo, v in zip("abc", (0.1, 0.2, 0.3))],
+                     columns=["seed", "model", "strategy", "size", "metric", "value"])
+    return carraro2022.figure4_verdicts(m)
+
+
+_YR = pd.DataFrame({"seed": [0, 0], "model": "m", "reading": "r", "draw": 0, "metric": "recall",
+                    "estimator": "AOA", "quantity": ["estimate", "truth"], "value": [0.2, 0.1]})
+
+ISSUE57_CASES = [
+    ("slider frame a dict", lambda: _slider(_SL.to_dict()), "frame"),
+    ("slider frame empty", lambda: _slider(_SL.head(0)), "frame"),
+    ("slider NaN estimate", lambda: _slider(_SL.assign(est=[np.nan, 0.2, 0.3, 0.4])), "frame.est"),
+    ("slider inf grid", lambda: _slider(_SL.assign(g=[1.0, np.inf, 1.0, 2.0])), "frame.g"),
+    ("slider text grid", lambda: _slider(_SL.assign(g=["a", "b", "a", "b"])), "frame.g"),
+    ("slider duplicated point", lambda: _slider(pd.concat([_SL, _SL.head(1)])), "frame"),
+    ("slider NaN reference", lambda: _slider(_SL.assign(ref=np.nan), references=["ref"]),
+     "frame.ref"),
+    ("dots frame a list", lambda: _dots([1, 2]), "frame"),
+    ("dots NaN x", lambda: _dots(_SL.assign(est=[np.nan, 0.2, 0.3, 0.4])), "frame.est"),
+    ("dots duplicated point", lambda: _dots(pd.concat([_SL, _SL.tail(1)])), "frame"),
+    ("dots empty", lambda: _dots(_SL.iloc[:0]), "frame"),
+    ("knobs inf y", lambda: _knobs(_KN.assign(y=[1.0, np.inf, 1.5, 2.5])), "frame.y"),
+    ("knobs text value", lambda: _knobs(_KN.assign(value=["p", "q", "p", "q"])), "frame.value"),
+    ("knobs duplicated point", lambda: _knobs(pd.concat([_KN, _KN.head(1)])), "frame"),
+    ("knobs empty", lambda: _knobs(_KN.head(0)), "frame"),
+    ("rho values a dict", lambda: _rho(values=lambda v: v.to_dict()), "values"),
+    ("rho NaN value", lambda: _rho(values=lambda v: v.assign(value=np.nan)), "values.value"),
+    ("rho duplicated point", lambda: _rho(values=lambda v: pd.concat([v, v.tail(1)])), "values"),
+    ("rho summary empty", lambda: _rho(summary=lambda s: s.head(0)), "summary"),
+    ("rho summary inf", lambda: _rho(summary=lambda s: s.assign(value=np.inf)), "summary.value"),
+    ("figure4 rho off the grid", lambda: _fig4(0.25), "metrics.size"),
+    ("figure4 rho near but off", lambda: _fig4(0.6 + 1e-7), "metrics.size"),
+    ("yang direction NaN", lambda: yang2018.direction_test(_YR.assign(value=[np.nan, 0.1]),
+                                                           readings=["r"]), "table.value"),
+    ("yang direction duplicated run", lambda: yang2018.direction_test(
+        pd.concat([_YR, _YR]), readings=["r"]), "table"),
+    ("yang direction text value", lambda: yang2018.direction_test(
+        _YR.assign(value=["a", "b"]), readings=["r"]), "table.value"),
+    ("takeaway keyword name", lambda: course.takeaways({"lambda": "Words."}), "name"),
+]
+
+CASES = CASES + MORE_CASES + REPLICATION_CASES + ISSUE57_CASES
 
 
 def test_table_is_large_and_distinct():

@@ -218,3 +218,34 @@ def test_a_failed_finding_does_not_take_its_name(monkeypatch):
     with pytest.raises(course.FindingFailed):
         _state("t_r_failed", holds="x > 5", x=1)
     assert _state("t_r_failed", holds="x > 0", x=1) == "1"  # rewritten, then it holds
+
+
+# --- issue 57: a takeaway and a finding never share a name; a refused name is not recorded
+def test_a_takeaway_cannot_take_a_findings_name():
+    from recbias_tutorial import course
+    from recbias_tutorial._findings import TAKEAWAYS
+
+    words = course.finding("t57_f_shared", "cuts {n} errors", holds="n > 0", n=3)
+    with pytest.raises(ValueError, match="shares its name with a finding"):
+        course.takeaways({"t57_f_shared": "Something else."})
+    assert "t57_f_shared" not in TAKEAWAYS and CHECKED["t57_f_shared"][0] == words
+
+
+def test_a_finding_cannot_take_a_takeaways_name():
+    from recbias_tutorial import course
+
+    course.takeaways({"t57_t_own": "A takeaway."})
+    with pytest.raises(ValueError, match="is a stated takeaway"):
+        course.finding("t57_t_own", "other words {n}", holds="n > 0", n=1)
+    assert course.confirm("t57_t_own", holds="n > 0", n=1) == "A takeaway."
+
+
+@pytest.mark.parametrize("bad", ["class", "not an id", 3])
+def test_a_refused_takeaway_name_leaves_nothing_recorded(bad):
+    from recbias_tutorial import course
+    from recbias_tutorial._findings import unconfirmed_takeaways
+
+    before = unconfirmed_takeaways()
+    with pytest.raises(ValueError, match="name"):
+        course.takeaways({"t57_t_fine": "Fine.", bad: "Refused."})
+    assert unconfirmed_takeaways() == before  # neither the refused name nor its sibling

@@ -115,3 +115,18 @@ def test_from_factors_checks_shapes():
         rb.Scorer.from_factors(np.ones((2, 3)), np.ones((4, 2)))
     with pytest.raises(ValueError, match="item_bias"):
         rb.Scorer.from_factors(np.ones((2, 3)), np.ones((4, 3)), item_bias=np.ones(3))
+
+
+def test_a_dense_matrix_too_large_is_refused_up_front(monkeypatch):
+    """issue 57: a 32 GiB dense() used to fail with a MemoryError from inside NumPy."""
+    from recbias_tutorial import _validation
+
+    calls = []
+    n = 2**16
+    huge = rb.Scorer(lambda u: calls.append(len(u)) or np.zeros((len(u), n)), n_users=n, n_items=n)
+    monkeypatch.setattr(_validation, "_available_memory", lambda: 16 * 2**30)
+    with pytest.raises(ValueError, match=r"n_users x n_items too large.*34\.4 GB"):
+        huge.dense()
+    assert calls == []  # refused before a single block was scored
+    small = rb.Scorer(lambda u: np.ones((len(u), 3)), n_users=2, n_items=3)
+    assert small.dense().shape == (2, 3)

@@ -47,6 +47,7 @@ from ._cache import cached_scores, data_digest, fit_cache_enabled
 from ._ncf import is_numpy_ncf
 from ._pmf import fit_pmf, fits_fast
 from ._scorers import batch_scorer
+from ._trained import check_trained
 
 __all__ = ["UNKNOWN_USER_SCORE", "fit_scorer", "fit_scores", "iter_scores", "score_models",
            "to_cornac_dataset"]
@@ -200,6 +201,9 @@ def _fit(model: Recommender, dataset: cornac.data.Dataset) -> None:
     else:
         with contextlib.redirect_stdout(io.StringIO()):
             model.fit(dataset)
+    # a diverged fit (NaN weights, tied or saturated scores) raises instead of scoring
+    check_trained(model, dataset.num_users,
+                  batch_scorer(model) or _per_user_scorer(model, dataset.num_items))
 
 
 def _dense_scores(
@@ -395,6 +399,10 @@ def fit_scores(
         ints, or ``train`` is invalid (see :func:`to_cornac_dataset`); if ``seed`` is
         missing or not a non-negative int or Generator; if ``cache`` is not a bool or None;
         if the model returns scores of the wrong shape.
+    TrainingDiverged
+        (a ``ValueError``) if a trained family (GMF, MLP, NeuMF, PMF, CML, MF, BPR) ends with
+        non-finite weights, or its scores are all equal or all exactly 0 or 1: the message
+        names the model and its learning rate.
 
     See Also
     --------

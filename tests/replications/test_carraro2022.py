@@ -440,3 +440,35 @@ def test_closest_test_sets_reads_tables_3_and_4(protocol_run):
         assert row["reading"].split(" = ") == [row["closest"], *row["ties"]]
     with pytest.raises(ValueError, match="alpha"):
         protocols.closest_test_sets(t3, t4, alpha=1.5)
+
+
+# --- issue 57: a ρp computed in floats (0.1 * 6) still finds the paper's value; off the grid
+def _figure4_metrics(size):
+    return pd.DataFrame([(s, mo, st, sz, "recall", v) for s in range(6)
+                         for st, sz in (("gt", 1.0), ("wtd", size))
+                         for mo, v in zip("abc", (0.1, 0.2, 0.3))],
+                        columns=["seed", "model", "strategy", "size", "metric", "value"])
+
+
+@pytest.mark.parametrize("size", [0.1 * 6, 0.6 + 5e-10, 0.6 - 5e-10])
+def test_figure4_snaps_rho_to_the_paper_grid(size):
+    out = protocols.figure4_verdicts(_figure4_metrics(size))
+    assert out["rho"].tolist() == [0.6] and out["paper"].tolist() == [1.0]
+    assert out["verdict"].iloc[0] != ""
+
+
+@pytest.mark.parametrize("size", [0.25, 0.6 + 1e-6])
+def test_figure4_refuses_rho_off_the_grid(size):
+    with pytest.raises(ValueError, match=r"metrics\.size"):
+        protocols.figure4_verdicts(_figure4_metrics(size))
+    kept = protocols.figure4_verdicts(_figure4_metrics(size), with_paper=False)
+    assert kept["paper"].isna().all() and kept["rho"].tolist() == [size]
+
+
+def test_snap_to_grid_refuses_non_numbers():
+    from recbias_tutorial._grids import snap_to_grid
+
+    for bad in (np.nan, np.inf, "0.6", None, True):
+        with pytest.raises(ValueError, match="rho"):
+            snap_to_grid(bad, (0.5, 0.6), "rho")
+    assert snap_to_grid(np.float32(0.6), (0.5, 0.6), "rho", tol=1e-7) == 0.6

@@ -325,10 +325,14 @@ def test_direction_test_labels_every_run(rows):
     d = yang2018.direction_test(table, readings=[yang2018.AUTHORS.name, yang2018.SLIDES.name])
     assert set(d.index.get_level_values("reading")) == {yang2018.AUTHORS.name, yang2018.SLIDES.name}
     assert (d["runs"] == 4).all()  # two splits x two draws
-    for row in d.itertuples():
-        label = ("over-estimation" if row._6 == row.runs else
-                 "under-estimation" if row._6 == 0 else "mixed")
-        assert row.direction == label
+    part = table[(table["metric"] == "recall") & (table["estimator"] == "AOA")]
+    gaps = part.pivot_table(index=["reading", "model", "seed", "draw"], columns="quantity",
+                            values="value").eval("estimate - truth")
+    for (reading, model), row in d.iterrows():
+        gap = gaps.loc[(reading, model)]
+        label = ("over-estimation" if (gap > 0).all() else "under-estimation" if (gap < 0).all()
+                 else "equal" if (gap == 0).all() else "mixed")  # a tie is neither side
+        assert row["direction"] == label and row["runs over"] == (gap > 0).sum()
     with pytest.raises(ValueError, match="readings"):
         yang2018.direction_test(table, readings=["no such reading"])
     with pytest.raises(ValueError, match="readings"):
@@ -343,3 +347,52 @@ def test_authors_split_table_refuses_grid_models_it_does_not_fit():
     with pytest.raises(ValueError, match="grid_models"):
         yang2018.authors_split_table({"PosPop": PosPop()}, rb.simulate(60, 40, seed=0), seed=0,
                                      grid=yang2018.reading_grid(ks=[1]), grid_models=["BPR"])
+
+
+# --- issue 57: ties, duplicated runs, NaN, negative MAE, names with their negative count
+def _runs(estimates, truths):
+    rows = []
+    for seed, (e, t) in enumerate(zip(estimates, truths)):
+        rows += [(seed, "m", "r", 0, "recall", "AOA", "estimate", e),
+                 (seed, "m", "r", 0, "recall", "AOA", "truth", t)]
+    return pd.DataFrame(rows, columns=["seed", "model", "reading", "draw", "metric", "estimator",
+                                       "quantity", "value"])
+
+
+@pytest.mark.parametrize("estimates, truths, direction", [
+    ([0.1, 0.2], [0.1, 0.2], "equal"), ([0.1, 0.3], [0.1, 0.2], "mixed"),
+    ([0.0, 0.1], [0.1, 0.2], "under-estimation"), ([0.3, 0.4], [0.1, 0.2], "over-estimation")])
+def test_direction_test_treats_an_exact_tie_as_neither_side(estimates, truths, direction):
+    d = yang2018.direction_test(_runs(estimates, truths), readings=["r"])
+    assert d["direction"].tolist() == [direction]
+
+
+@pytest.mark.parametrize("change, words", [
+    (lambda t: pd.concat([t, t.head(2)], ignore_index=True), "sharing their key"),
+    (lambda t: t.assign(value=[np.nan, 0.1, 0.2, 0.2]), "table.value has missing"),
+    (lambda t: t.assign(value=["x", 0.1, 0.2, 0.2]), "table.value must hold"),
+    (lambda t: t.iloc[1:], "estimate without its truth"),
+])
+def test_direction_test_refuses_runs_it_would_miscount(change, words):
+    with pytest.raises(ValueError, match=words):
+        yang2018.direction_test(change(_runs([0.1, 0.2], [0.1, 0.2])), readings=["r"])
+
+
+@pytest.mark.parametrize("change, words", [
+    (lambda g: g.assign(**{"MAE: AOA": -0.1}), r"grid\.MAE: AOA must be >= 0"),
+    (lambda g: g.assign(**{"MAE: AOA": np.nan}), r"grid\.MAE: AOA has missing"),
+    (lambda g: pd.concat([g, g.head(1)], ignore_index=True), "sharing their key"),
+])
+def test_grid_search_refuses_bad_mae_and_duplicated_runs(change, words):
+    with pytest.raises(ValueError, match=words):
+        yang2018.grid_search(change(_synthetic_grid()))
+
+
+def test_a_grid_name_keeps_its_negative_count():
+    import dataclasses
+
+    from recbias_tutorial.replications.yang2018._readings import grid_name
+
+    a, b = (dataclasses.replace(yang2018.SLIDES, n_negatives=n) for n in (50, 100))
+    assert grid_name(a) != grid_name(b) and "50 negatives" in grid_name(a)
+    assert "negatives" not in grid_name(yang2018.SLIDES)  # the authors' counts: as stored

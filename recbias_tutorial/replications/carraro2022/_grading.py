@@ -17,11 +17,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..._grids import snap_to_grid
 from ..._margins import Margin, distinction_margin, half_unit
 from ..._params import Interval, declare
 from ..._tau_verdict import tau_verdict
 from ..._verdicts import contrast_verdict
-from ._protocol import _ORDER, TEST_SET_NAMES, _check_metrics
+from ._protocol import _ORDER, SIZES, TEST_SET_NAMES, _check_metrics
 from ._tables import PAPER_FIGURE4_TAU
 
 #: The contrasts the paper draws on Figure 4 (§5): each test set's τ against the other's at
@@ -37,6 +38,19 @@ _KEYS_OF = {name: key for key, name in TEST_SET_NAMES.items()}
 def _paper_tau() -> pd.Series:
     return PAPER_FIGURE4_TAU.drop_duplicates(["strategy", "rho"]).set_index(
         ["strategy", "rho"])["tau"]
+
+
+def _rho(size: Any, with_paper: bool) -> float:
+    """A run's ρp on the paper's grid (0.1, ..., 1.0) within 1e-9 (``0.1 * 6`` is 0.6): an
+    exact look-up would find no paper value. Off the grid: refused when grading against the
+    paper, kept as it is without it."""
+    if not with_paper:
+        return float(size)
+    try:
+        return snap_to_grid(size, SIZES, "metrics.size (ρp)")
+    except ValueError as err:
+        raise ValueError(f"{err}: the paper states τ on this grid only; pass with_paper=False "
+                         "to grade other sizes without the paper's values") from None
 
 
 def tau_margin(paper: float | None, n_models: int) -> Margin:
@@ -69,7 +83,7 @@ def _cells(metrics: Any, metric: str, alpha: float, with_paper: bool) -> dict:
     for key, size in table.index.droplevel("seed").unique():
         if key == "gt":
             continue
-        name, rho = TEST_SET_NAMES[key], float(size)
+        name, rho = TEST_SET_NAMES[key], _rho(size, with_paper)
         p = paper.get((name, rho))
         p = None if p is None else float(p)
         test = table.loc[(key, size)]

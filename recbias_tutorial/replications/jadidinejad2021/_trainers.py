@@ -37,6 +37,7 @@ def _stored(results: str | os.PathLike, dataset: Any) -> tuple[pd.DataFrame, dic
 
 def _tensorflow_rows(results: str | os.PathLike, dataset: Any) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(stored rows, the TensorFlow rows kept for the same models), checked against provenance."""
+    from ..._stored_results import typed_table
     from ...data._files import sha256sum
 
     rows, record, folder = _stored(results, dataset)
@@ -48,7 +49,8 @@ def _tensorflow_rows(results: str | os.PathLike, dataset: Any) -> tuple[pd.DataF
     if not path.is_file() or sha256sum(path) != kept.get("sha256"):
         raise ValueError(f"{path.name} is missing or not the file `make replicate` wrote (its "
                          "sha256 differs from provenance.json's tensorflow_ncf record)")
-    tf = pd.read_csv(path, keep_default_na=False, na_values={"value": [""]})
+    tf = typed_table(pd.read_csv(path, keep_default_na=False, na_values={"value": [""]}),
+                     "jadidinejad2021", path.name.split(".")[0], folder)
     return rows, tf
 
 

@@ -38,6 +38,7 @@ from scipy.stats import rankdata
 
 from ..._params import Interval, Options, Seed, declare
 from ..._portable_math import matmul
+from ..._training import TrainingDiverged  # shared by every trainer; re-exported here
 from ..._validation import as_generator, check_feedback, check_int, int_seed
 from ...propensity import naive_bayes_propensity
 
@@ -45,16 +46,6 @@ from ...propensity import naive_bayes_propensity
 AUTODEBIAS_YAHOO: dict[str, dict[str, Any]] = {
     "MF": {"lr": 1e-4}, "IPS": {"lr": 1e-5}, "DR": {"lr": 1e-5, "imputation_lr": 1e-5}}
 _TRAINING = dict(factors=10, epochs=500, patience=60, block=(6000, 500))
-
-
-class TrainingDiverged(ValueError):
-    """A trainer's weights or predictions became NaN or infinite: its step size is too large
-    for the data; no fit is returned. ``epoch`` is the (0-based) epoch that diverged, when the
-    trainer knows it (the epochs before it ran without overflow)."""
-
-    def __init__(self, message: str, *, epoch: int | None = None) -> None:
-        super().__init__(message)
-        self.epoch = epoch
 
 
 @dataclass(frozen=True)

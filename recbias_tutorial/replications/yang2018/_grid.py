@@ -20,11 +20,14 @@ were fitted after it and not used to choose: a reading found by searching is jud
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Mapping, MutableMapping, Sequence
 
 import numpy as np
 import pandas as pd
 
+from ..._schema import Column
+from ..._stored_schemas import schema_of
 from ..._validation import check_choice, check_frame, check_names, check_real
 from ._authors import Reading, _check_readings
 from ._sides import _reading_draws, _reading_sides, _side_terms
@@ -38,6 +41,11 @@ SEARCH_MODELS: tuple[str, ...] = ("BPR", "PMF")
 CHECK_MODELS: tuple[str, ...] = ("U-CML", "A-CML")
 #: The fields that key a grid reading (a Reading's, without its name).
 GRID_KEY = ["estimate", "truth", "k", "k_truth", "users", "mae"]
+#: The runs :func:`direction_test` reads (a stored ``yahoo_r3`` table, ``users`` optional).
+_RUNS = dataclasses.replace(schema_of("yang2018", "yahoo_r3"), others=Column("auto"),
+                            required=("seed", "model", "reading", "draw", "metric", "estimator",
+                                      "quantity", "value"))
+_RUNS = dataclasses.replace(_RUNS, columns={**_RUNS.columns, "value": Column("float")})
 
 
 def _grid_rows(scores: np.ndarray, train: pd.DataFrame, val: pd.DataFrame, truth: pd.DataFrame,
@@ -248,6 +256,12 @@ def grid_search(grid: pd.DataFrame, *, paper: pd.DataFrame | None = None, level:
     cut = check_real(cut, "cut", low=0.0, low_open=True)
     grid = check_frame(grid, "grid", ["seed", "model", "metric", *GRID_KEY, "AOA estimate",
                                       "AOA truth", "MAE: AOA"])
+    # typed and checked as stored: finite numbers, MAE >= 0, each run once (a run twice would
+    # weigh twice in the means over runs)
+    stored = schema_of("yang2018", "yahoo_r3_grid")
+    grid = dataclasses.replace(stored, required=("seed", "model", "metric", *GRID_KEY,
+                                                 "AOA estimate", "AOA truth", "MAE: AOA")
+                               ).check(grid, "grid")
     paper = PAPER_MAE_RECALL if paper is None else paper
     ours = {v: k for k, v in SLIDE_MODELS.items()}
     part = grid[grid["model"].isin(list(ours))].assign(model=lambda d: d["model"].map(ours))
@@ -337,13 +351,15 @@ def direction_test(table: pd.DataFrame, *, readings: Sequence[str] = (AUTHORS.na
         Index ``(reading, model)``; columns ``estimate``, ``truth`` (means over runs),
         ``gap`` (mean of estimate - truth), ``gap sd``, ``runs``, ``runs over`` (runs whose
         estimate is above the truth) and ``direction``: ``over-estimation`` (every run
-        above), ``under-estimation`` (every run below) or ``mixed``.
+        above), ``under-estimation`` (every run below), ``equal`` (every estimate equals its
+        truth) or ``mixed`` (anything else, e.g. some runs equal and some above).
 
     Raises
     ------
     ValueError
-        If ``table`` lacks a column, ``readings`` is not a list of names, ``metric`` is not
-        ``"recall"`` or ``"auc"``, or a reading has no rows.
+        If ``table`` lacks a column, holds a NaN or a run twice, or a run's estimate without
+        its truth, ``readings`` is not a list of names, ``metric`` is not ``"recall"`` or
+        ``"auc"``, or a reading has no rows.
 
     Examples
     --------
@@ -355,6 +371,9 @@ def direction_test(table: pd.DataFrame, *, readings: Sequence[str] = (AUTHORS.na
     """
     table = check_frame(table, "table", ["seed", "model", "reading", "draw", "metric",
                                          "estimator", "quantity", "value"])
+    # typed as stored; a NaN (which the pivot would drop) and a run stored twice (which the
+    # pivot would average as if it were one) are refused, naming the table
+    table = _RUNS.check(table, "table")
     readings = check_names(readings, "readings")
     metric = check_choice(metric, "metric", ("recall", "auc"))
     part = table[table["reading"].isin(readings) & (table["metric"] == metric)
@@ -364,11 +383,18 @@ def direction_test(table: pd.DataFrame, *, readings: Sequence[str] = (AUTHORS.na
         raise ValueError(f"readings: no {metric} rows for {missing}")
     runs = part.pivot_table(index=["reading", "model", "seed", "draw"], columns="quantity",
                             values="value", sort=False)
+    half = [q for q in ("estimate", "truth") if q not in runs.columns]
+    if half or runs[["estimate", "truth"]].isna().any().any():
+        raise ValueError(f"table: a run of the readings has an AOA estimate without its truth "
+                         f"or a truth without its estimate (metric={metric!r})")
     runs["gap"] = runs["estimate"] - runs["truth"]
     g = runs.groupby(level=["reading", "model"], sort=False)
     out = pd.DataFrame({"estimate": g["estimate"].mean(), "truth": g["truth"].mean(),
                         "gap": g["gap"].mean(), "gap sd": g["gap"].std(ddof=1),
                         "runs": g.size(), "runs over": g["gap"].apply(lambda s: int((s > 0).sum()))})
-    out["direction"] = np.select([out["runs over"] == out["runs"], out["runs over"] == 0],
-                                 ["over-estimation", "under-estimation"], "mixed")
+    under = g["gap"].apply(lambda s: int((s < 0).sum()))
+    # an estimate equal to the truth is neither above nor below it
+    out["direction"] = np.select(
+        [out["runs over"] == out["runs"], under == out["runs"], (out["runs over"] == 0) & (under == 0)],
+        ["over-estimation", "under-estimation", "equal"], "mixed")
     return out.reindex(readings, level="reading")

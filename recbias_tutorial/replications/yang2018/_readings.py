@@ -171,12 +171,16 @@ def grid_name(reading: Reading) -> str:
     --------
     >>> grid_name(SLIDES)
     'grid: sampled / full, K 10 / 10, own users, aggregate MAE'
+    >>> grid_name(dataclasses.replace(SLIDES, n_negatives=50))
+    'grid: sampled / full, K 10 / 10, own users, aggregate MAE, 50 negatives'
     """
     if not isinstance(reading, Reading):
         raise ValueError(f"reading must be a Reading, got {reading!r:.60}")
     k_truth = reading.k if reading.k_truth is None else reading.k_truth
+    # a reading with its own negative count is another reading: its name says so
+    negatives = "" if reading.n_negatives is None else f", {reading.n_negatives} negatives"
     return (f"grid: {reading.estimate} / {reading.truth}, K {reading.k} / {k_truth}, "
-            f"{reading.users} users, {reading.mae} MAE")
+            f"{reading.users} users, {reading.mae} MAE{negatives}")
 
 
 def reading_grid(ks: Sequence[int] = GRID_CHOICES["k"]) -> tuple[Reading, ...]:
