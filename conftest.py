@@ -8,6 +8,9 @@ on, in a temporary folder.
 
 import pytest
 
+# scripts that made a test's reference data (they need what CI has not: TensorFlow), not tests
+collect_ignore_glob = ["tests/fixtures/*"]
+
 
 @pytest.fixture(autouse=True, scope="session")
 def _fit_cache_off():
