@@ -102,3 +102,53 @@ def test_provenance_with_only_a_further_table_is_refused(tmp_path):
     (folder / "provenance.json").write_text(json.dumps(provenance))
     with pytest.raises(ValueError, match="lists no dataset"):
         course.stored_results(folder)
+
+
+# ---- the boundary helpers, named: checked_frame, Column.apply, schema_of ----------------------
+from recbias_tutorial._schema import checked_frame  # noqa: E402
+from recbias_tutorial._stored_schemas import schema_of  # noqa: E402
+
+CHART = pd.DataFrame({"rho": [0.1, 0.2], "value": [1.0, 2.0], "name": ["a", "b"]})
+
+
+@pytest.mark.parametrize("frame, words", [
+    ({"rho": [0.1]}, "must be a pandas DataFrame"),
+    (CHART.iloc[:0], "is empty"),
+    (CHART.drop(columns="value"), "missing column"),
+    (CHART.assign(value=[1.0, np.nan]), "value"),
+    (CHART.assign(value=[1.0, np.inf]), "infinity"),
+    (CHART.assign(value=["1", "x"]), "numbers"),
+    (pd.concat([CHART, CHART.iloc[:1]]), "rho"),
+])
+def test_checked_frame_refuses_bad_frames(frame, words):
+    with pytest.raises(ValueError, match=words):
+        checked_frame(frame, "frame", numbers=("rho", "value"), texts=("name",), key=("rho",))
+
+
+def test_checked_frame_types_a_good_frame():
+    out = checked_frame(CHART.assign(value=["1", "2"]), "frame", numbers=("rho", "value"),
+                        texts=("name",), key=("rho",))
+    assert out["value"].tolist() == [1.0, 2.0] and out["value"].dtype == np.float64
+
+
+@pytest.mark.parametrize("dtype, values, expected", [
+    ("float", ["1.5", ""], [1.5, np.nan]),
+    ("auto", ["x", "y"], ["x", "y"]),
+    ("auto", [1, 2], [1, 2]),
+])
+def test_column_apply_types_values(dtype, values, expected):
+    out = Column(dtype, finite=False).apply(pd.Series(values), "t.c")
+    assert out.tolist() == expected or np.allclose(out, expected, equal_nan=True)
+
+
+@pytest.mark.parametrize("values, words", [
+    (["1", "x"], "float numbers"), ([1.0, np.inf], "infinity")])
+def test_column_apply_refuses_text_and_infinity(values, words):
+    with pytest.raises(ValueError, match=words):
+        Column("float").apply(pd.Series(values), "t.c")
+
+
+def test_schema_of_knows_the_declared_tables_only():
+    (paper, label), schema = next(iter(STORED_SCHEMAS.items()))
+    assert schema_of(paper, label) is schema
+    assert schema_of(paper, "no such table") is None and schema_of("nobody2099", label) is None

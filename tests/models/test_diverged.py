@@ -79,3 +79,21 @@ def test_weight_rules():
     with pytest.raises(TrainingDiverged, match="non-finite weights"):
         check_finite_weights("M", [np.ones(3), np.array([1.0, np.nan])], 0.1)
     check_score_spread("M", np.array([[0.0, 1.0, 0.5]]), None)
+
+
+def test_check_trained_by_name():
+    from types import SimpleNamespace
+
+    from recbias_tutorial.models._trained import check_trained
+
+    class MF(SimpleNamespace):  # a CHECKED family by its class name
+        pass
+
+    good = MF(name="MF", lr=0.01, u=np.ones((3, 2)), v=np.ones((4, 2)))
+    check_trained(good, 3, lambda users: np.arange(len(users) * 4.0))  # spread, finite: passes
+    with pytest.raises(TrainingDiverged, match="MF"):
+        check_trained(MF(name="MF", lr=0.01, u=np.full((3, 2), np.nan)), 3,
+                      lambda users: np.ones(len(users)))
+    with pytest.raises(TrainingDiverged):  # every score equal: a ranking of ties
+        check_trained(good, 3, lambda users: np.ones(len(users) * 4))
+    check_trained(SimpleNamespace(name="MostPop"), 3, lambda users: np.ones(3))  # not checked
