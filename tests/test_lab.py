@@ -59,7 +59,12 @@ def runs(browser, served):
             errors: list[str] = []
             page.on("pageerror", lambda exc: errors.append(str(exc)))
             lab.open_chapter(page, served[0], name)
-            seconds = lab.run_all(page)
+            try:
+                seconds = lab.run_all(page)
+            except AssertionError as stalled:  # say whether the kernel died meanwhile
+                log = (served[1].parent / "lab.log").read_text(errors="replace").splitlines()
+                said = [line for line in log if re.search(r"restart|died|dead|Traceback", line, re.I)]
+                raise AssertionError(f"{stalled}; JupyterLab's log: {said[-5:] or 'no restart'}") from None
             facts = lab.facts(page)
             facts["legend_works"] = lab.legend_click_changes_a_chart(page)
             lab.save(page)
