@@ -32,7 +32,7 @@ import math
 
 import numpy as np
 
-from ._jit import numba  # Numba, or the same code run as Python without it
+from ._jit import HAVE_NUMBA, numba  # Numba, or the same code run as Python without it
 
 _JIT = dict(cache=True, fastmath=False, error_model="numpy", nogil=True)
 
@@ -237,6 +237,26 @@ def _matmul(a, b, out):  # pragma: no cover (compiled)
                 row[j] += aik * bk[j]
 
 
+#: entries of ``out`` per block of rows in :func:`_matmul_numpy` (the block stays in cache)
+_BLOCK = 1 << 15
+
+
+def _matmul_numpy(a, b, out) -> None:
+    """:func:`_matmul` without Numba: the same products and sums in the same order (the loop
+    over ``j``, and over a block of rows, done by NumPy's element-wise multiply and add, which
+    round each operation as the loop does), at NumPy's speed rather than Python's."""
+    n_k, n_j = b.shape
+    rows = max(1, _BLOCK // max(1, n_j))
+    product = np.empty((min(rows, a.shape[0]), n_j), dtype=out.dtype)
+    for start in range(0, a.shape[0], rows):
+        block = out[start:start + rows]
+        part = product[:len(block)]
+        block[...] = 0.0
+        for k in range(n_k):
+            np.multiply(a[start:start + rows, k, None], b[k], out=part)
+            block += part
+
+
 def matmul(a, b) -> np.ndarray:
     """``a @ b`` of two 2-D float arrays, the same bits on every CPU (no BLAS).
 
@@ -256,5 +276,5 @@ def matmul(a, b) -> np.ndarray:
         raise ValueError(f"matmul: shapes {a.shape} and {b.shape} do not align")
     out = np.empty((a.shape[0], b.shape[1]), dtype=dtype)
     if out.size:
-        _matmul(a, b, out)
+        (_matmul if HAVE_NUMBA else _matmul_numpy)(a, b, out)
     return out[:, 0] if vector else out

@@ -87,7 +87,18 @@ def ranksys() -> dict[str, np.ndarray]:
                                       seed=0, cache=False)}
 
 
-CASES = (ranking, pmf, tf_random, ncf, ranksys)
+def portable_matmul() -> dict[str, np.ndarray]:
+    """``_portable_math.matmul`` (Numba's loop, or NumPy's element-wise path without it), on
+    shapes with more entries than one block of rows, in float32 and float64."""
+    from recbias_tutorial._portable_math import matmul
+
+    rng = np.random.default_rng(11)
+    a, b = rng.standard_normal((700, 37)), rng.standard_normal((37, 90))
+    return {"matmul_float64": matmul(a, b), "matmul_float32": matmul(a.astype(np.float32), b),
+            "matmul_vector": matmul(a, b[:, 0])}
+
+
+CASES = (ranking, pmf, tf_random, ncf, ranksys, portable_matmul)
 
 
 def compute() -> dict[str, np.ndarray]:

@@ -46,7 +46,8 @@ def test_the_switch_turns_numba_off(both):
 #: become bit-equal too, the strict xfail below fails, and this set must be emptied.
 TRANSCENDENTAL = {"pmf_non_linear", "tf_normal"}
 NAMES = ["ranking_float32", "ranking_float64", "pmf_linear", "pmf_non_linear", "tf_normal",
-         "tf_uniform", "ncf_GMF", "ncf_MLP", "ncf_NeuMF", "ranksys_als"]
+         "tf_uniform", "ncf_GMF", "ncf_MLP", "ncf_NeuMF", "ranksys_als", "matmul_float64",
+         "matmul_float32", "matmul_vector"]
 
 
 def test_every_case_is_compared(both):

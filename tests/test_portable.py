@@ -195,3 +195,15 @@ def test_a_compiled_kernel_cached_on_one_cpu_is_never_loaded_on_another():
     assert cpu_name and "+sse2" in features  # the CPU and every feature it has or lacks
     key = kernel._cache._index_key(kernel.signatures[0], codegen)
     assert key[1] == (triple, cpu_name, features)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_matmul_without_numba_gives_the_loops_bits(dtype, monkeypatch):
+    """NumPy's element-wise path (the core install's) equals the loop, across row blocks."""
+    monkeypatch.setattr(pm, "_BLOCK", 64)  # many blocks of 4 rows, and a last short one
+    rng = np.random.default_rng(5)
+    a, b = rng.standard_normal((23, 9)).astype(dtype), rng.standard_normal((9, 16)).astype(dtype)
+    loop, vectorised = np.empty((23, 16), dtype), np.empty((23, 16), dtype)
+    pm._matmul(a, b, loop)
+    pm._matmul_numpy(a, b, vectorised)
+    np.testing.assert_array_equal(vectorised, loop)
