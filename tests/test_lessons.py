@@ -2,7 +2,8 @@
 
 Each lesson page (the part *The course* of ``_toc.yml``) opens with a takeaway box before its
 first section and keeps its prose within the limits of ``scripts/prose_stats.py``
-(``LESSON_LIMITS``: words, decimal or % numbers per 100 words, sentence and paragraph lengths),
+(``LESSON_LIMITS`` and ``LESSON_MINIMA``: words, decimal or % numbers per 100 words between 0.3
+and 1.5, sentence and paragraph lengths),
 with no build or provenance talk. The replication pages are reports: only measured.
 """
 
@@ -82,3 +83,12 @@ def test_the_prose_measure_counts_what_it_says():
     ("A score of 0.8 is a good score.", False)])
 def test_build_talk_is_told_from_the_subject(text, talk):
     assert bool(BUILD_TALK.search(text)) is talk
+
+
+def test_the_limits_flag_bare_prose_and_crowded_prose():
+    """A page under the floor of numbers (verdict words without their magnitudes) and one over
+    the ceiling are both flagged; one in between is not."""
+    base = {"words": 1000, "mean_sentence": 12.0, "long_sentences": 0, "long_paragraphs": 0}
+    assert prose_stats.over_limits({**base, "numbers_per_100": 0.06}) == {"numbers_per_100": (0.06, 0.3)}
+    assert prose_stats.over_limits({**base, "numbers_per_100": 2.0}) == {"numbers_per_100": (2.0, 1.5)}
+    assert prose_stats.over_limits({**base, "numbers_per_100": 0.8}) == {}
