@@ -8,7 +8,9 @@ compare models when N̄ << N).
 
 Theorem 2 (URE): for any fixed model, the URE estimate of Recall@K (threshold = score of the
 (K+1)-th item of the full ranking; share of the user's relevant random items above it) is
-unbiased for the full-catalogue Recall@K of every user, hence for their average.
+unbiased for the full-catalogue Recall@K of each user given that the user has a relevant random
+item; given which users have one, their average is unbiased for those users' mean Recall@K, not
+for all users' (the test against all users' Recall@K bounds what the users without one can move).
 
 Also: `metrics.recall_curves` and `estimators.kbar_curves` (many cut-offs from one sort) agree
 with the one-cut-off estimators.
