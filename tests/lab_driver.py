@@ -170,20 +170,22 @@ def open_chapter(page, url: str, name: str) -> None:
                              f"{page.evaluate('() => document.body.innerText')[:500]!r}") from None
 
 
-_ANY_PROMPT = """() => [...document.querySelectorAll(
-    '.jp-NotebookPanel:not(.lm-mod-hidden) .jp-CodeCell .jp-InputPrompt')]
-    .some(p => /\\[(\\*|\\d+)\\]/.test(p.textContent))"""
+# Run All has started: a prompt shows [*] or a number, an output arrived, or the kernel is
+# busy (a page whose code cells are all folded shows no prompt)
+_STARTED = f"""() => {{ const s = ({_PROGRESS})();
+    return s.kernel === 'busy' || s.cells.some(c => /\\[(\\*|\\d+)\\]/.test(c.prompt))
+        || !!document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-OutputArea-output'); }}"""
 
 
 def _started_or_rerun(page, wait_s: float = 30) -> None:
-    """Run All has queued the cells (a prompt shows ``[*]`` or a number); if the menu click
+    """Run All has started (:data:`_STARTED`); if the menu click
     was lost (seen once in CI: the kernel idle, no cell queued, the test waiting its full
     timeout), give the same command through JupyterLab's command registry."""
     try:
-        page.wait_for_function(_ANY_PROMPT, timeout=wait_s * 1000, polling=250)
+        page.wait_for_function(_STARTED, timeout=wait_s * 1000, polling=250)
     except Exception:
         page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
-        page.wait_for_function(_ANY_PROMPT, timeout=120_000, polling=250)
+        page.wait_for_function(_STARTED, timeout=120_000, polling=250)
 
 
 def run_all(page, *, restart: bool = False, timeout_s: float = 600) -> float:
