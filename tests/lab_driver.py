@@ -38,6 +38,8 @@ _FACTS = """() => {
     drawn: vega.filter(el => el.querySelector('svg, canvas')).length,
     folded: [...nb.querySelectorAll('.jp-InputPlaceholder')].map(e => e.innerText.trim()),
     outputs: [...nb.querySelectorAll('.jp-OutputArea-output')].map(e => e.innerText.slice(0, 300)),
+    // self-check questions (plain HTML in the Markdown): the options of each, as <details>
+    selfcheck: [...nb.querySelectorAll('div.selfcheck')].map(d => d.querySelectorAll('details > summary').length),
   };
 }"""
 
