@@ -6,7 +6,7 @@ JupyterLab (jupyterlab-myst renders the HTML; an unknown directive would show as
 
     <div class="selfcheck">
     <p class="selfcheck-question"><strong>Self-check.</strong> The question?</p>
-    <details class="selfcheck-option"><summary ...>&#9656; A. An option</summary><p
+    <details class="selfcheck-option"><summary ...><span class="selfcheck-mark">&#9656;</span> A. An option</summary><p
       class="selfcheck-feedback selfcheck-right" ...>Right: why.</p></details>
     ... one <details> per option ...
     </div>

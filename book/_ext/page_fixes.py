@@ -9,7 +9,8 @@
   wrap their column headers, so that wide tables fit the column.
 * Self-check questions (``<div class="selfcheck">`` in a lesson's Markdown, one ``<details>``
   per option): right and wrong feedback in green and red boxes, no disclosure triangle
-  (the option's own ``▸`` marks it, as in JupyterLab, where this CSS is absent).
+  (the option's own ``▸`` marks it, turned when open; JupyterLab shows the same ``▸``
+  without this CSS).
 * Search works when the site is opened from disk (file://): Sphinx's search page loads its
   index with a script tag (fine), then fetches each hit's page for a summary, which the
   browser refuses for file:// URLs (CORS) and logs as errors. Over file:// the summaries are
@@ -38,6 +39,8 @@ div.cell_output table.dataframe th { white-space: normal; }
 .selfcheck summary::-webkit-details-marker { display: none; }
 .selfcheck summary:hover { text-decoration: underline; }
 .selfcheck details[open] > summary { font-weight: 600; }
+.selfcheck .selfcheck-mark { display: inline-block; transition: transform 0.15s; }
+.selfcheck details[open] .selfcheck-mark { transform: rotate(90deg); }
 .selfcheck p.selfcheck-feedback { margin: 0.2em 0 0.4em 1.2em; padding: 0.25em 0.6em;
   border-left: 4px solid; border-radius: 3px; }
 .selfcheck p.selfcheck-right { border-color: #1a7f37; background: rgba(26, 127, 55, 0.1); }
