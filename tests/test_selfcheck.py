@@ -14,9 +14,9 @@ JupyterLab (jupyterlab-myst renders the HTML; an unknown directive would show as
 Clicking an option opens its ``<details>``: the feedback shows, no script needed. Checked here:
 at least three questions per lesson, 3-4 options each, exactly one right, feedback for every
 option that says "Right:" or "Wrong:" as its class does, the block one HTML block (no blank
-line inside, no MyST inside, which raw HTML would show as typed), in a Markdown cell, short,
-and kept by the student edition. The built site's questions are clicked in Chromium by
-``tests/test_browser.py``.
+line inside, no MyST inside, which raw HTML would show as typed), in a Markdown cell, at the
+end of a section, short, and kept by the student edition. The built site's questions are
+clicked in Chromium by ``tests/test_browser.py``; ``tests/test_lab.py`` counts them in JupyterLab.
 """
 
 from __future__ import annotations
@@ -98,6 +98,15 @@ def test_a_question_is_one_short_html_block_in_a_markdown_cell(lesson):
         assert words <= MAX_WORDS, f"{q['question']!r}: {words} words with its feedback"
         prose = q["question"] + " " + " ".join(o["label"] + " " + o["feedback"] for o in q["options"])
         assert not NUMBER.search(prose), NUMBER.search(prose).group()
+
+
+@pytest.mark.parametrize("lesson", LESSONS, ids=lambda p: p.stem)
+def test_a_question_ends_the_section_it_tests(lesson):
+    """The next thing after a question is a heading (or the label of one)."""
+    text = lesson.read_text(encoding="utf-8")
+    for match in BLOCK.finditer(text):
+        after = text[match.end():].lstrip("\n").splitlines()[0]
+        assert re.match(r"#{2,3} |\([\w-]+\)=$", after), f"{lesson.stem}: a question before {after!r}"
 
 
 @pytest.mark.parametrize("lesson", LESSONS, ids=lambda p: p.stem)
