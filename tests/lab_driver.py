@@ -33,11 +33,14 @@ _FACTS = """() => {
   const vega = [...nb.querySelectorAll('.jp-RenderedVegaLite')];
   return {
     text: nb.innerText,
-    markdown: [...nb.querySelectorAll('.jp-MarkdownCell .jp-RenderedMarkdown')].map(e => e.innerText).join(String.fromCharCode(10)),
+    // jupyterlab-myst renders a Markdown cell into div.myst (no .jp-RenderedMarkdown): read both
+    markdown: [...nb.querySelectorAll('.jp-MarkdownCell .jp-RenderedMarkdown, .jp-MarkdownCell .myst')].map(e => e.innerText).join(String.fromCharCode(10)),
     charts: vega.length,
     drawn: vega.filter(el => el.querySelector('svg, canvas')).length,
     folded: [...nb.querySelectorAll('.jp-InputPlaceholder')].map(e => e.innerText.trim()),
     outputs: [...nb.querySelectorAll('.jp-OutputArea-output')].map(e => e.innerText.slice(0, 300)),
+    // self-check questions (plain HTML in the Markdown): the options of each, as <details>
+    selfcheck: [...nb.querySelectorAll('div.selfcheck')].map(d => d.querySelectorAll('details > summary').length),
   };
 }"""
 

@@ -3,7 +3,8 @@
 The site is served on localhost (as a reader's browser would load it, not over file://) and
 each chapter page is checked for: no console error or uncaught exception; every chart drawn
 as an SVG that fits inside the text column, and every table and display equation too; maths
-rendered by MathJax; every exercise solution folded. Run by ``make test`` after the build; needs Playwright (test extra) and a
+rendered by MathJax; every exercise solution folded; on every lesson page, at least three
+self-check questions whose feedback is hidden until an option is clicked. Run by ``make test`` after the build; needs Playwright (test extra) and a
 Chromium (Debian's ``chromium``; ``.ci/run`` installs it when missing).
 """
 
@@ -36,6 +37,7 @@ import pages as book_pages  # noqa: E402
 # every executed page in the book's order (lessons, then replication pages): its number
 NUMBERS = {f"{p.stem}.html": i for i, p in enumerate(book_pages.notebook_pages(), start=1)}
 PAGES = list(NUMBERS)
+LESSONS = [f"{p.stem}.html" for p in book_pages.lessons()]
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 
@@ -179,6 +181,43 @@ def test_math_is_rendered(pages, name):
 def test_solutions_are_folded(pages, name):
     assert pages[name]["solutions"], "no exercise solution on the page"
     assert all(pages[name]["solutions"]), "a solution is open when the page loads"
+
+
+
+@pytest.mark.parametrize("name", LESSONS)
+def test_self_check_questions_give_feedback_on_click(browser, base_url, name):
+    """At least three questions, each with exactly one right option; every feedback hidden at
+    first; clicking the right option and a wrong one shows each its own feedback (coloured)."""
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.goto(f"{base_url}/book/{name}", wait_until="load")
+    questions = page.locator("article.bd-article div.selfcheck")
+    count = questions.count()
+    assert count >= 3, f"{count} self-check questions"
+    # the content of a closed <details> keeps its box but is not rendered (content-visibility)
+    hidden = page.evaluate("""() => [...document.querySelectorAll('.selfcheck-feedback')]
+        .every(p => !p.checkVisibility())""")
+    assert hidden, "a feedback shows before its option is clicked"
+    for i in range(count):
+        question = questions.nth(i)
+        right = question.locator("details:has(p.selfcheck-right)")
+        wrong = question.locator("details:has(p.selfcheck-wrong)")
+        assert right.count() == 1 and wrong.count() >= 2, (i, right.count(), wrong.count())
+        for option, word in ((right.first, "Right:"), (wrong.first, "Wrong:")):
+            option.locator("summary").click()
+            feedback = option.locator("p.selfcheck-feedback")
+            feedback.wait_for(state="visible", timeout=5_000)
+            text = feedback.inner_text()
+            assert text.startswith(word) and len(text.split()) >= 4, text
+        colours = [o.locator("p.selfcheck-feedback").evaluate(
+            "p => getComputedStyle(p).backgroundColor + '|' + getComputedStyle(p).borderLeftColor")
+            for o in (right.first, wrong.first)]
+        assert colours[0] != colours[1], f"right and wrong feedback look alike: {colours}"
+        # the other options stay closed
+        assert question.locator("details[open]").count() == 2
+    page.close()
+    assert errors == []
 
 
 # Every chapter in JupyterLab (Run All, charts, MyST, folding, saved unchanged): test_lab.py

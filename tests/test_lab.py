@@ -3,7 +3,8 @@
 One JupyterLab server and one headless Chromium for all chapters (``lab_driver``). For each
 chapter: every code cell runs (Run All stops at a failing cell), no page error and no
 ``Javascript Error`` output, every chart drawn (an SVG or canvas per Vega-Lite output) and as
-many as the built site draws, a legend click still filters a chart, no raw MyST, the prose's
+many as the built site draws, a legend click still filters a chart, no raw MyST, the
+self-check questions rendered (one ``<details>`` per option), the prose's
 numbers filled in by the kernel, the solutions and the plumbing folded to their first line,
 and the ``.md`` saved byte-identical. Run by ``make test`` after the book build (which warms
 the fitted-score cache the chapters read).
@@ -30,6 +31,7 @@ jupytext = pytest.importorskip("jupytext")
 
 # an {eval} left unevaluated shows its expression: an f-string or a glued name
 UNRESOLVED = re.compile(r'f"\{|\{ch\d_\w+|:\.\d+[f%]\}')
+SELFCHECK = re.compile(r'^<div class="selfcheck">\n.*?^</div>\n', re.S | re.M)  # as test_selfcheck.py
 
 
 @pytest.fixture(scope="module")
@@ -105,6 +107,9 @@ def test_chapter_reads_in_jupyterlab_as_on_the_site(runs, name):
         assert raw not in text, f"raw MyST in JupyterLab: {raw!r}"
     assert not re.search(r"^\([\w-]+\)=$", text, re.M), "a raw (label)= target"
     assert not UNRESOLVED.search(text), UNRESOLVED.search(text).group()
+    # the self-check questions render as HTML, one clickable <details> per option
+    source = (lab.ROOT / "book" / name).read_text(encoding="utf-8")
+    assert facts["selfcheck"] == [block.count("<summary") for block in SELFCHECK.findall(source)]
     # solutions and plumbing folded: only their first line shows, the rest does not
     cells, first_lines = _hidden_first_lines(name)
     assert sorted(facts["folded"]) == first_lines

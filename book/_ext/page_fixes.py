@@ -7,6 +7,10 @@
   panels are never hidden behind a scrollbar or lost in print.
 * Long code lines wrap instead of needing sideways scrolling; tables use a smaller font and
   wrap their column headers, so that wide tables fit the column.
+* Self-check questions (``<div class="selfcheck">`` in a lesson's Markdown, one ``<details>``
+  per option): right and wrong feedback in green and red boxes, no disclosure triangle
+  (the option's own ``▸`` marks it, turned when open; JupyterLab shows the same ``▸``
+  without this CSS).
 * Search works when the site is opened from disk (file://): Sphinx's search page loads its
   index with a script tag (fine), then fetches each hit's page for a summary, which the
   browser refuses for file:// URLs (CORS) and logs as errors. Over file:// the summaries are
@@ -27,6 +31,20 @@ div.cell div.highlight pre, div.cell_output pre { white-space: pre-wrap; word-br
 div.cell_output table.dataframe { font-size: 0.78rem; }
 div.cell_output table.dataframe th, div.cell_output table.dataframe td { padding: 0.25em 0.45em; }
 div.cell_output table.dataframe th { white-space: normal; }
+/* self-check questions: each option a <details>, its feedback shown on click (no script) */
+.selfcheck { border: 1px solid #d0d7de; border-radius: 6px; padding: 0.5em 0.9em; margin: 1.2em 0; }
+.selfcheck p.selfcheck-question { margin: 0.2em 0 0.4em 0; }
+.selfcheck details { margin: 0.15em 0; }
+.selfcheck summary { list-style: none; cursor: pointer; }
+.selfcheck summary::-webkit-details-marker { display: none; }
+.selfcheck summary:hover { text-decoration: underline; }
+.selfcheck details[open] > summary { font-weight: 600; }
+.selfcheck .selfcheck-mark { display: inline-block; transition: transform 0.15s; }
+.selfcheck details[open] .selfcheck-mark { transform: rotate(90deg); }
+.selfcheck p.selfcheck-feedback { margin: 0.2em 0 0.4em 1.2em; padding: 0.25em 0.6em;
+  border-left: 4px solid; border-radius: 3px; }
+.selfcheck p.selfcheck-right { border-color: #1a7f37; background: rgba(26, 127, 55, 0.1); }
+.selfcheck p.selfcheck-wrong { border-color: #b42318; background: rgba(180, 35, 24, 0.1); }
 """
 JS_NAME = "recbias-page.js"
 JS = """// recbias_tutorial: search over file:// (no fetch of each hit's page, which CORS refuses)
