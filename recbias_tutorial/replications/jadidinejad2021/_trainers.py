@@ -54,7 +54,7 @@ def _tensorflow_rows(results: str | os.PathLike, dataset: Any) -> tuple[pd.DataF
     return rows, tf
 
 
-@declare(what=Options(("models", "taus")))
+@declare(what=Options(("models", "taus", "rows")))
 def trainer_comparison(dataset: str = "coat", *, what: str = "models",
                        results: str | os.PathLike = "jadidinejad2021") -> pd.DataFrame:
     """The NCF models of the stored run under both trainers: TensorFlow's rows and NumPy's.
@@ -73,6 +73,8 @@ def trainer_comparison(dataset: str = "coat", *, what: str = "models",
         holdout, IPS, SNIPS, stratified and each stratum per seed, at every cut-off).
         ``"taus"``: Table 6 (the authors' protocol, two strata) per seed and cut-off, over the
         whole zoo with those models' rows from each trainer.
+        ``"rows"``: the stored values of the whole zoo with TensorFlow's rows in place of
+        NumPy's for those models (what :func:`protocol_frame` reads).
     results : str or path, default "jadidinejad2021"
         The stored results (a paper's name or a folder, as
         :func:`recbias_tutorial.course.stored_results` takes).
@@ -84,7 +86,8 @@ def trainer_comparison(dataset: str = "coat", *, what: str = "models",
         ``tensorflow``, ``numpy``, ``difference`` (NumPy minus TensorFlow) and ``seed_sd``
         (the standard deviation of TensorFlow's values over the seeds, for the same model,
         estimator and cut-off; NaN for the truth, fitted once). ``"taus"``: columns ``k``,
-        ``method``, ``seed``, ``tensorflow``, ``numpy``, ``difference``, ``n_models``.
+        ``method``, ``seed``, ``tensorflow``, ``numpy``, ``difference``, ``n_models``; ``"rows"``: the stored
+        values' columns.
 
     Raises
     ------
@@ -120,6 +123,8 @@ def trainer_comparison(dataset: str = "coat", *, what: str = "models",
         out.loc[per_seed, "seed_sd"] = spread.reindex(index).to_numpy()
         return out.sort_values(["model", "estimator", "k", "seed"]).reset_index(drop=True)
     with_tf = pd.concat([rows[~rows["model"].isin(set(tf["model"]))], tf], ignore_index=True)
+    if what == "rows":
+        return with_tf
     parts = []
     for k in sorted(rows["k"].unique()):
         choices = {**_proto.AUTHORS, "cutoff": None if k == -1 else int(k)}

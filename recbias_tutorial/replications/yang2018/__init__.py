@@ -54,6 +54,7 @@ from . import _protocol as _proto
 from . import _authors as _authors
 from . import _grid as _grid_module
 from . import _readings as _readings
+from . import _runs as _runs_module
 from ._authors import Reading, authors_split, reading_rows, sampled_candidates, user_terms
 from ._extensions import agreement_table, course_models, estimate_models, summarise
 from ._grid import direction_test, grid_family, grid_rows, grid_search, grid_table
@@ -64,9 +65,9 @@ from ._runs import (authors_models, authors_split_table, mae_summary, pmf_traini
                     snips_reduction)
 from ._tables import mae_over_splits, per_model_mae
 
-__all__ = ["AUTHORS", "CHECK_MODELS", "COURSE", "GAMMAS", "GRID_CHOICES", "GRID_KEY", "LADDER",
+__all__ = ["AUTHORS", "CHECK_MODELS", "COURSE", "DEFAULT_NEGATIVES", "GAMMAS", "GRID_CHOICES", "GRID_KEY", "LADDER",
            "PAPER_MAE_RECALL", "READINGS", "Reading", "SEARCH_MODELS", "SLIDES", "SLIDES_FAMILY",
-           "SLIDES_LADDER", "SLIDES_NEGATIVES", "SLIDE_MODELS", "TEST_NEGATIVES", "TRUTHS",
+           "N_NEGATIVES", "SLIDES_LADDER", "SLIDES_NEGATIVES", "SLIDE_MODELS", "TEST_NEGATIVES", "TRUTHS",
            "agreement_table", "authors_models", "authors_split", "authors_split_table",
            "course_models", "direction_test", "estimate_models", "evaluate_readings",
            "grid_family", "grid_name", "grid_rows", "grid_search", "grid_table", "mae_over_splits",
@@ -137,6 +138,11 @@ TRUTHS: tuple[str, ...] = _readings.TRUTHS
 #: Negatives the test scripts sample for the MAR side (200 for every model), which ``eq``
 #: cuts off; ``truth="sampled"`` keeps them.
 TEST_NEGATIVES: int = _readings.TEST_NEGATIVES
+
+#: Negatives sampled per user on the MNAR side by the validation scripts for PMF and BPR.
+DEFAULT_NEGATIVES: int = _runs_module.DEFAULT_NEGATIVES
+#: Negatives per user where a model samples more (the CML notebook and ``wcml_yahoo_val.py``).
+N_NEGATIVES: dict[str, int] = dict(_runs_module.N_NEGATIVES)
 
 #: The slides' model names -> the stored run's (:func:`authors_models`).
 SLIDE_MODELS: dict[str, str] = _grid_module.SLIDE_MODELS
