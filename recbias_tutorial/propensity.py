@@ -67,7 +67,7 @@ def item_counts(train: pd.DataFrame, n_items: int) -> np.ndarray:
     return np.bincount(train["item"].to_numpy(np.int64), minlength=n_items)
 
 
-@declare(n_items=Interval(int, 1), gamma=Interval(float, -1.0, open="low"))
+@declare(n_items=Interval(int, 1), gamma=Interval(float, -1.0))
 def popularity_propensity(train: pd.DataFrame, n_items: int, *, gamma: float) -> np.ndarray:
     r"""Per-item propensities :math:`p_i \propto n_i^{(\gamma+1)/2}`, scaled so the largest is 1.
 
@@ -83,8 +83,9 @@ def popularity_propensity(train: pd.DataFrame, n_items: int, *, gamma: float) ->
     n_items : int
         Catalogue size.
     gamma : float
-        Power-law exponent :math:`\gamma > -1` (e.g. from
-        :func:`recbias_tutorial.propensity.fit_popularity_exponent`).
+        Power-law exponent :math:`\gamma \ge -1` (e.g. from
+        :func:`recbias_tutorial.propensity.fit_popularity_exponent`). At :math:`\gamma = -1`
+        every item gets propensity 1 (exposure unrelated to popularity): SNIPS is then AOA.
 
     Returns
     -------
@@ -94,7 +95,7 @@ def popularity_propensity(train: pd.DataFrame, n_items: int, *, gamma: float) ->
     Raises
     ------
     ValueError
-        If ``gamma`` is not a finite number > -1, ``n_items`` is not a positive integer, or
+        If ``gamma`` is not a finite number >= -1, ``n_items`` is not a positive integer, or
         ``train`` is not a non-empty DataFrame with integer ``user`` and ``item`` ids (items
         in ``0..n_items - 1``).
 

@@ -103,7 +103,7 @@ CASES = [
     ("n_relevant below observed", lambda: rb.ips(S, T, P, n_relevant=[1, 1, 0]), "n_relevant"),
     ("n_relevant missing", lambda: rb.ips(S, T, P, n_relevant=None), "n_relevant"),
     ("gamma bool", lambda: rb.popularity_propensity(T, 4, gamma=True), "gamma"),
-    ("gamma at -1", lambda: rb.popularity_propensity(T, 4, gamma=-1.0), "gamma"),
+    ("gamma below -1", lambda: rb.popularity_propensity(T, 4, gamma=-1.5), "gamma"),
     ("gamma string", lambda: rb.popularity_propensity(T, 4, gamma="2"), "gamma"),
     ("n_items fractional", lambda: propensity.item_counts(T, 8.5), "n_items"),
     ("n_items zero", lambda: rb.popularity_propensity(T, 0, gamma=2.0), "n_items"),
@@ -477,8 +477,8 @@ MORE_CASES = [
     # --- the Yang replication
     ("snips_protocols gammas empty", lambda: yang2018.snips_protocols(
         T, T, train=T, n_items=12, gammas={}), "gammas"),
-    ("snips_protocols gamma -1", lambda: yang2018.snips_protocols(
-        T, T, train=T, n_items=12, gammas={"S": -1.0}), "gamma"),
+    ("snips_protocols gamma below -1", lambda: yang2018.snips_protocols(
+        T, T, train=T, n_items=12, gammas={"S": -1.5}), "gamma"),
     ("same_users threshold", lambda: yang2018.same_users(T, T, threshold="4"), "threshold"),
     ("agreement_table missing truth", lambda: yang2018.agreement_table(
         PER_USER.assign(low=0.0, high=1.0, users=3)), "truth"),

@@ -177,3 +177,37 @@ def test_a_misspecified_gamma_biases_snips(small_world):
         p = popularity_propensity(world.mnar, world.n_items, gamma=gamma)
         mean, se = _mean_se([rb.snips(models["popularity"], log, p, k=10) for log in logs[:100]])
         assert sign * (mean - truth["popularity"]) > 4 * se, (gamma, mean, truth["popularity"], se)
+
+
+def test_snips_at_gamma_minus_one_is_aoa(small_world):
+    """The slider's baseline: at gamma = -1 every item has propensity 1, so SNIPS is AOA on the
+    same log, for every recommender and metric (exactly, not in expectation); at gamma = 2 it
+    is not (the check can fail)."""
+    world, models, _, _, logs = small_world
+    log = logs[0]
+    p = popularity_propensity(log, world.n_items, gamma=-1.0)
+    assert np.array_equal(p, np.ones(world.n_items))
+    for name, scores in models.items():
+        for metric in ("recall", "dcg", "auc"):
+            assert rb.snips(scores, log, p, metric=metric, k=10) == pytest.approx(
+                rb.aoa(scores, log, metric=metric, k=10), rel=1e-12, abs=1e-15), (name, metric)
+    p2 = popularity_propensity(log, world.n_items, gamma=2.0)
+    assert abs(rb.snips(models["popularity"], log, p2, k=10)
+               - rb.aoa(models["popularity"], log, k=10)) > 1e-3
+
+
+def test_yang_protocol_at_gamma_minus_one_is_aoa():
+    """The chapter's table: ``snips_protocols`` at gamma = -1 gives AOA's per-user values."""
+    from recbias_tutorial.replications import yang2018
+
+    world = rb.simulate(120, 80, seed=4)
+    train, held = rb.random_split(world.mnar, (0.8, 0.2), seed=0)
+    held, truth = yang2018.same_users(held, rb.drop_seen(world.mar, train))
+    protocols = yang2018.snips_protocols(held, truth, train=train, n_items=world.n_items,
+                                         gammas={"SNIPS γ=-1.0": -1.0, "SNIPS γ=2.0": 2.0})
+    stars = world.full["rating"].to_numpy().reshape(world.n_users, world.n_items)
+    table = yang2018.user_table({"stars": stars}, protocols, exclude=train,
+                                metrics=["recall"], k=10)
+    wide = table.pivot_table(index="user", columns="estimator", values="value")
+    np.testing.assert_allclose(wide["SNIPS γ=-1.0"], wide["AOA"], rtol=1e-12, atol=1e-15)
+    assert not np.allclose(wide["SNIPS γ=2.0"], wide["AOA"])

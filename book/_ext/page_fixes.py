@@ -11,6 +11,8 @@
   per option): right and wrong feedback in green and red boxes, no disclosure triangle
   (the option's own ``▸`` marks it, turned when open; JupyterLab shows the same ``▸``
   without this CSS).
+* Predict boxes (``{admonition}`` of class ``predict``, above a chart with a slider) in amber,
+  with a question mark, apart from the notes and takeaways.
 * Search works when the site is opened from disk (file://): Sphinx's search page loads its
   index with a script tag (fine), then fetches each hit's page for a summary, which the
   browser refuses for file:// URLs (CORS) and logs as errors. Over file:// the summaries are
@@ -45,6 +47,10 @@ div.cell_output table.dataframe th { white-space: normal; }
   border-left: 4px solid; border-radius: 3px; }
 .selfcheck p.selfcheck-right { border-color: #1a7f37; background: rgba(26, 127, 55, 0.1); }
 .selfcheck p.selfcheck-wrong { border-color: #b42318; background: rgba(180, 35, 24, 0.1); }
+/* predict boxes (admonition of class predict, above a chart with a slider): amber */
+div.admonition.predict { border-color: #b7791f; }
+div.admonition.predict > .admonition-title { background-color: rgba(183, 121, 31, 0.12); }
+div.admonition.predict > .admonition-title::after { color: #b7791f; content: "\f059"; }
 """
 JS_NAME = "recbias-page.js"
 JS = """// recbias_tutorial: search over file:// (no fetch of each hit's page, which CORS refuses)

@@ -79,7 +79,8 @@ def snips_protocols(heldout: pd.DataFrame, truth: pd.DataFrame, *, train: pd.Dat
     n_items : int
         Catalogue size.
     gammas : mapping label -> float
-        SNIPS variants, e.g. ``{"SNIPS γ=2.0": 2.0}``.
+        SNIPS variants, e.g. ``{"SNIPS γ=2.0": 2.0}``; a gamma of -1 gives every item one
+        propensity, so that variant equals AOA (the baseline of a slider over gamma).
     truth_label : str, default "MAR truth"
         Label of the truth protocol.
 
@@ -93,7 +94,7 @@ def snips_protocols(heldout: pd.DataFrame, truth: pd.DataFrame, *, train: pd.Dat
     ------
     ValueError
         If ``heldout`` or ``truth`` is not a feedback frame, ``gammas`` is empty, a gamma is
-        not a number above -1 or a label is the truth's or ``"AOA"``, or on bad ``train`` / ``n_items`` (see
+        not a number of at least -1 or a label is the truth's or ``"AOA"``, or on bad ``train`` / ``n_items`` (see
         :func:`recbias_tutorial.propensity.popularity_propensity`).
 
     See Also
@@ -112,7 +113,7 @@ def snips_protocols(heldout: pd.DataFrame, truth: pd.DataFrame, *, train: pd.Dat
     check_column_name(truth_label, "truth_label")
     if truth_label == "AOA":
         raise ValueError("truth_label must differ from 'AOA', the label of the logged estimate")
-    gammas = _check_gammas(gammas, reserved=(truth_label, "AOA"))
+    gammas = _check_gammas(gammas, reserved=(truth_label, "AOA"), allow_aoa=True)
     out: dict[str, Protocol] = {truth_label: (truth, None, "aoa"), "AOA": (heldout, None, "aoa")}
     for label, gamma in gammas.items():
         out[label] = (heldout, popularity_propensity(train, n_items, gamma=gamma), "snips")
@@ -296,7 +297,7 @@ def split_user_table(models: Mapping[str, Any], data: FeedbackData, *, seed: int
     check_mapping(models, "models", "unfitted model")
     seed = check_int(seed, "seed", low=0)
     gammas = {f"SNIPS γ={g:.1f}": g for g in GAMMAS} if gammas is None else gammas
-    gammas = _check_gammas(gammas, reserved=("MAR truth", "AOA"))
+    gammas = _check_gammas(gammas, reserved=("MAR truth", "AOA"), allow_aoa=True)
     metrics = tuple(check_choice(m, "metrics", GAINS) for m in check_names(metrics, "metrics"))
     k = check_int(k, "k")
     train_share = check_real(train_share, "train_share", low=0.0, high=1.0, low_open=True,
