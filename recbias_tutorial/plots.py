@@ -788,8 +788,8 @@ def knob_lines(frame: pd.DataFrame, *, knob: str, value: str, y: str, line: str,
     ...                    "method": ["a", "a", "b", "b"] * 2, "rmse": [.1, .2, .1, .1] * 2})
     >>> spec = knob_lines(df, knob="knob", value="v", y="rmse", line="method",
     ...                   on_top="a").to_dict()
-    >>> [p["bind"] if p["bind"] == "legend" else p["bind"]["input"] for p in spec["params"]]
-    ['radio', 'legend']
+    >>> sorted(p["bind"] if p["bind"] == "legend" else p["bind"]["input"] for p in spec["params"])
+    ['legend', 'radio']
     >>> spec["layer"][-1]["mark"]["text"]  # the x axis's title: the chosen knob
     {'expr': 'knob_knob'}
     """
