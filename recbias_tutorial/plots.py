@@ -716,49 +716,67 @@ def slider_dots(frame: pd.DataFrame, *, param: str, x: str, y: str, series: str,
     return alt.layer(rule, points).add_params(slider).properties(width=width, height=height)
 
 
+#: Point shapes of :func:`knob_lines`, one per line, so that lines that coincide stay apart.
+_KNOB_SHAPES = ["circle", "square", "triangle-up", "diamond", "cross", "triangle-down",
+                "triangle-right", "triangle-left", "wedge", "arrow"]
+#: The ``on_top`` line's shape: a ring (an SVG path in Vega's unit square), so that the point
+#: under it shows through its hole, in the chart and in the legend alike.
+_RING = ("M0,-1A1,1,0,1,1,0,1A1,1,0,1,1,0,-1Z"
+         "M0,-0.6A0.6,0.6,0,1,0,0,0.6A0.6,0.6,0,1,0,0,-0.6Z")
+
+
 def knob_lines(frame: pd.DataFrame, *, knob: str, value: str, y: str, line: str,
-               knob_title: str = "knob", value_title: str = "knob value",
-               y_title: str | None = None, start: str | None = None,
-               order: list[str] | None = None, width: int = 420,
-               height: int = 280) -> alt.Chart:
+               knob_title: str = "knob", y_title: str | None = None, start: str | None = None,
+               order: list[str] | None = None, on_top: str | None = None, width: int = 420,
+               height: int = 280) -> alt.LayerChart:
     """One line per method along a knob's grid; radio buttons choose the knob, the legend a line.
 
     Each knob's grid is computed beforehand (one row of ``frame`` per knob, knob value and
-    line); the buttons filter it in the browser, so the chart needs no kernel. Clicking a
-    legend entry highlights its line.
+    line); the buttons filter it in the browser, so the chart needs no kernel. The x axis is
+    titled with the chosen knob's name (a text mark that follows the buttons: a Vega-Lite axis
+    title cannot change with a parameter), so name the knobs by their quantity. Each line has
+    its own colour and point shape; ``on_top`` is drawn last, dashed, with rings for points, so
+    that it stays visible where another line runs on it, and the line and points under it show
+    through its dashes and rings. Clicking a legend entry highlights its line.
 
     Parameters
     ----------
     frame : DataFrame
         Long form: one row per (``knob``, ``value``, ``line``) with the measure in ``y``.
     knob : str
-        Column of the knob names (one radio button each).
+        Column of the knob names (one radio button each, and the x axis's title when chosen,
+        e.g. "popularity bias β_p").
     value : str
         Column of the knob's values (the x axis; each knob keeps its own scale).
     y : str
         Column of the measure (e.g. the RMSE).
     line : str
         Column of the line labels (e.g. the evaluation method).
-    knob_title, value_title, y_title : str, optional
-        Label of the buttons, and the axis titles (default y title: the column name).
+    knob_title, y_title : str, optional
+        Label of the buttons and the y axis's title (default: the column name).
     start : str, optional
         The knob shown first (default: the first in ``frame``).
     order : list of str, optional
-        Order of the lines in the legend (default: their order in ``frame``).
+        Order of the lines in the legend, their colours and shapes (default: their order in
+        ``frame``); labels absent from ``frame`` are left out.
+    on_top : str, optional
+        The line drawn over the others, dashed and with rings for points (default: none).
     width, height : int, default 420, 280
         Size in pixels.
 
     Returns
     -------
-    altair.Chart
-        Lines with points, filtered by the chosen knob.
+    altair.LayerChart
+        Lines and points filtered by the chosen knob (``on_top``'s in their own layers, drawn
+        last), then the x axis's title.
 
     Raises
     ------
     ValueError
         If ``frame`` is not a non-empty DataFrame, a named column is missing, ``value`` or
         ``y`` holds text, NaN or an infinity, a knob and line has two points at one value,
-        ``start`` is not a knob of ``frame``, or a knob has fewer than two values.
+        ``start`` is not a knob of ``frame``, a knob has fewer than two values, ``order``
+        leaves out a line of ``frame``, or ``on_top`` is not a line of ``frame``.
 
     See Also
     --------
@@ -768,9 +786,12 @@ def knob_lines(frame: pd.DataFrame, *, knob: str, value: str, y: str, line: str,
     --------
     >>> df = pd.DataFrame({"knob": ["p"] * 4 + ["r"] * 4, "v": [0, 1] * 4,
     ...                    "method": ["a", "a", "b", "b"] * 2, "rmse": [.1, .2, .1, .1] * 2})
-    >>> spec = knob_lines(df, knob="knob", value="v", y="rmse", line="method").to_dict()
-    >>> [p["bind"] if p["bind"] == "legend" else p["bind"]["input"] for p in spec["params"]]
-    ['radio', 'legend']
+    >>> spec = knob_lines(df, knob="knob", value="v", y="rmse", line="method",
+    ...                   on_top="a").to_dict()
+    >>> sorted(p["bind"] if p["bind"] == "legend" else p["bind"]["input"] for p in spec["params"])
+    ['legend', 'radio']
+    >>> spec["layer"][-1]["mark"]["text"]  # the x axis's title: the chosen knob
+    {'expr': 'knob_knob'}
     """
     frame = checked_frame(frame, "frame", numbers=(value, y), texts=(knob, line),
                           key=(knob, line, value))
@@ -785,20 +806,45 @@ def knob_lines(frame: pd.DataFrame, *, knob: str, value: str, y: str, line: str,
                          "value": frame[value].to_numpy(dtype=float),
                          "y": frame[y].to_numpy(dtype=float),
                          "line": frame[line].astype(str).to_numpy()})
-    order = order or data["line"].drop_duplicates().tolist()
+    present = data["line"].drop_duplicates().tolist()
+    if order is not None:
+        missing = [name for name in present if name not in order]
+        if missing:
+            raise ValueError(f"order must list every line of frame; it leaves out {missing}")
+    order = [name for name in (order or present) if name in present]
+    if on_top is not None and on_top not in present:
+        raise ValueError(f"on_top must be one of the lines {present}, got {on_top!r}")
     name = "knob_" + "".join(ch if ch.isascii() and ch.isalnum() else "_" for ch in knob)
     choice = alt.param(name=name, value=start, bind=alt.binding_radio(options=knobs,
                                                                       name=f"{knob_title} "))
     pick = alt.selection_point(fields=["line"], bind="legend")
     y_title = y_title or y
-    return alt.Chart(data).transform_filter(f"datum.knob == {name}").mark_line(point=True).encode(
-        x=alt.X("value:Q", title=value_title),
-        y=alt.Y("y:Q", title=y_title),
-        color=alt.Color("line:N", title=None, sort=order),
+    # one legend for colour and shape: the same field, no title, the same domain (no sort)
+    color = alt.Color("line:N", title=None, scale=alt.Scale(domain=order))
+    shapes = iter(_KNOB_SHAPES * (1 + len(order) // len(_KNOB_SHAPES)))
+    shape = alt.Shape("line:N", title=None, scale=alt.Scale(
+        domain=order, range=[_RING if n == on_top else next(shapes) for n in order]))
+    encoding = dict(
+        # the axis title is the text layer below: it follows the buttons
+        x=alt.X("value:Q", title=None), y=alt.Y("y:Q", title=y_title), color=color,
         opacity=alt.condition(pick, alt.value(1.0), alt.value(0.12)),
-        tooltip=[alt.Tooltip("knob:N", title=knob_title), alt.Tooltip("value:Q", title=value_title),
-                 alt.Tooltip("line:N", title=line), alt.Tooltip("y:Q", format=".4f", title=y_title)],
-    ).add_params(choice, pick).properties(width=width, height=height)
+        tooltip=[alt.Tooltip("knob:N", title=knob_title), alt.Tooltip("value:Q", title="value"),
+                 alt.Tooltip("line:N", title=line), alt.Tooltip("y:Q", format=".4f", title=y_title)])
+    base = alt.Chart(data).transform_filter(f"datum.knob == {name}")
+    rest = base if on_top is None else base.transform_filter(
+        alt.FieldOneOfPredicate(field="line", oneOf=[n for n in order if n != on_top]))
+    layers = [rest.mark_line(strokeWidth=2).encode(**encoding).add_params(pick),
+              rest.mark_point(filled=True, size=45).encode(shape=shape, **encoding)]
+    if on_top is not None:
+        top = base.transform_filter(alt.FieldEqualPredicate(field="line", equal=on_top))
+        layers += [top.mark_line(strokeWidth=2.5, strokeDash=[7, 4]).encode(**encoding),
+                   top.mark_point(filled=True, size=150).encode(shape=shape, **encoding)]
+    # the x axis's title: the chosen knob's name, centred where Vega puts an axis title
+    title = alt.Chart(pd.DataFrame({"title": [0]})).mark_text(
+        text=alt.expr(name), x=alt.expr("width / 2"), y=alt.expr("height + 27"),
+        align="center", baseline="top", fontSize=11, fontWeight="bold", aria=False)
+    layers.append(title)
+    return alt.layer(*layers).add_params(choice).properties(width=width, height=height)
 
 
 # --- chapter 3 (intervened test sets): each test set against the truth as ρp moves ------------

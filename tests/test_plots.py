@@ -9,7 +9,9 @@ the rewrite itself: same chart, one definition per selection, every Vega-Lite ve
 
 from __future__ import annotations
 
+import copy
 import json
+import re
 
 import altair as alt
 import numpy as np
@@ -208,14 +210,73 @@ def test_slider_dots_refuses_bad_grids():
         plots.slider_dots(KNOB_GRID, param="beta", x="recall", y="model", series="kind", start=0.3)
 
 
+KNOB_NAMES = {"pop": "popularity bias β_p", "rating": "rating bias β_r"}
+
+
+def _knob_chart(**kw):
+    frame = KNOBS.assign(knob=KNOBS["knob"].map(KNOB_NAMES))
+    return plots.knob_lines(frame, knob="knob", value="v", y="rmse", line="method",
+                            y_title="RMSE of Recall@10", **kw).to_dict()
+
+
+def _choose(spec, knob):
+    """The spec as the radio buttons leave it once ``knob`` is clicked (the param's value)."""
+    spec = copy.deepcopy(spec)
+    next(p for p in spec["params"] if isinstance(p.get("bind"), dict))["value"] = knob
+    return spec
+
+
+def _texts(svg):
+    return re.findall(r"<text[^>]*>([^<]*)</text>", svg)
+
+
 def test_knob_lines_filters_by_the_chosen_knob():
-    spec = plots.knob_lines(KNOBS, knob="knob", value="v", y="rmse", line="method",
-                            start="rating").to_dict()
+    spec = _knob_chart(start="rating bias β_r")
     radio = next(p for p in spec["params"] if isinstance(p.get("bind"), dict))
-    assert radio["value"] == "rating" and radio["bind"]["options"] == ["pop", "rating"]
-    assert spec["transform"] == [{"filter": f"datum.knob == {radio['name']}"}]
+    assert radio["value"] == "rating bias β_r"
+    assert radio["bind"]["options"] == ["popularity bias β_p", "rating bias β_r"]
+    data_layers = [layer for layer in spec["layer"] if "encoding" in layer]
+    assert data_layers and all(layer["transform"][0] == {"filter": f"datum.knob == {radio['name']}"}
+                               for layer in data_layers)
     for version in ("5.8", "6.4"):
         assert "<path" in _drawn_marks(spec, version)
+
+
+def test_knob_lines_titles_the_x_axis_with_the_chosen_knob():
+    spec = _knob_chart()
+    for layer in spec["layer"]:  # no static axis title ("knob value") anywhere
+        assert layer.get("encoding", {}).get("x", {}).get("title") is None
+    for knob in KNOB_NAMES.values():  # whichever button is clicked, after the chart was built
+        for version in ("5.8", "6.4"):
+            texts = _texts(_drawn_marks(_choose(spec, knob), version))
+            assert texts.count(knob) == 1, (knob, version, texts)
+            assert not set(KNOB_NAMES.values()) - {knob} & set(texts)
+            assert "RMSE of Recall@10" in texts and "knob value" not in texts
+
+
+def test_knob_lines_draws_on_top_last_dashed_and_distinct():
+    # "a" and "b" coincide on the rating knob: "a" must stay visible over "b"
+    same = KNOBS.assign(rmse=np.where(KNOBS["knob"] == "rating", 0.2, KNOBS["rmse"]))
+    spec = plots.knob_lines(same, knob="knob", value="v", y="rmse", line="method",
+                            order=["a", "b"], on_top="a", start="rating").to_dict()
+    data_layers = [layer for layer in spec["layer"] if "encoding" in layer]
+    marks = [(layer["mark"]["type"], layer["transform"][-1]["filter"]) for layer in data_layers]
+    assert marks == [("line", {"field": "line", "oneOf": ["b"]}), ("point", {"field": "line", "oneOf": ["b"]}),
+                     ("line", {"field": "line", "equal": "a"}), ("point", {"field": "line", "equal": "a"})]
+    assert data_layers[2]["mark"].get("strokeDash") and not data_layers[0]["mark"].get("strokeDash")
+    shapes = data_layers[1]["encoding"]["shape"]["scale"]
+    assert shapes["domain"] == ["a", "b"] and len(set(shapes["range"])) == 2
+    assert shapes["range"][0] == plots._RING  # a ring: the point under it shows through
+    svg = _drawn_marks(spec)
+    drawn = [p for p in re.findall(r"<path[^>]*>", svg) if "line: " in p]  # in drawing order
+    lines = [p for p in drawn if 'aria-roledescription="line mark"' in p]
+    assert len(lines) == 2 and "line: a;" in lines[-1]  # a's line is drawn after b's
+    assert "stroke-dasharray" in lines[-1] and "stroke-dasharray" not in lines[0]
+    assert all("line: a;" in p for p in drawn[-3:])  # and so are its points
+    assert _texts(svg).count("a") == 1 and _texts(svg).count("b") == 1  # one legend
+    # without on_top every line is solid, still with its own shape
+    plain = plots.knob_lines(same, knob="knob", value="v", y="rmse", line="method").to_dict()
+    assert not any(layer["mark"].get("strokeDash") for layer in plain["layer"])
 
 
 def test_knob_lines_refuses_bad_input():
@@ -223,6 +284,10 @@ def test_knob_lines_refuses_bad_input():
         plots.knob_lines(KNOBS, knob="knob", value="v", y="rmse", line="method", start="density")
     with pytest.raises(ValueError, match="at least two values"):
         plots.knob_lines(KNOBS[KNOBS["v"] == 0], knob="knob", value="v", y="rmse", line="method")
+    with pytest.raises(ValueError, match="on_top must be one of the lines"):
+        plots.knob_lines(KNOBS, knob="knob", value="v", y="rmse", line="method", on_top="AOA")
+    with pytest.raises(ValueError, match="order must list every line.*'b'"):
+        plots.knob_lines(KNOBS, knob="knob", value="v", y="rmse", line="method", order=["a"])
 
 
 # --- chapter 3: rho_slider --------------------------------------------------------------------
