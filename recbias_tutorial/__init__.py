@@ -17,9 +17,11 @@ Propensities       :func:`popularity_propensity`, :func:`naive_bayes_propensity`
 Sampling           :func:`intervene`
 Statistics         :func:`kendall_tau`, :func:`steiger_test`, :func:`kl_divergence`
 Models (Cornac)    :func:`fit_scores`, :func:`model_zoo` (``models.fit_scorer``: lazily)
+Course             :func:`leaderboard_table` (one world and six models, lessons 1-5)
 Modules            ``data``, ``scorer``, ``metrics``, ``estimators``, ``propensity``, ``sampling``,
                    ``stats``, ``models``, ``debiased_mf``, ``distributed`` (Dask),
-                   ``plots``, ``comparison`` (every method against the truth), ``course``,
+                   ``plots``, ``comparison`` (every method against the truth),
+                   ``leaderboard`` (the course's one world and leaderboard), ``course``,
                    ``replications`` (one module per reproduced paper)
 =================  ==========================================================================
 
@@ -51,9 +53,11 @@ _NAMES = {
     "intervene": "sampling",
     "kendall_tau": "stats", "steiger_test": "stats", "kl_divergence": "stats",
     "fit_scores": "models", "model_zoo": "models",
+    "leaderboard_table": "leaderboard",
 }
 _MODULES = ("data", "scorer", "metrics", "estimators", "propensity", "sampling", "stats", "models",
-            "debiased_mf", "distributed", "plots", "comparison", "course", "replications")
+            "debiased_mf", "distributed", "plots", "comparison", "leaderboard", "course",
+            "replications")
 
 
 

@@ -19,8 +19,8 @@ import pytest
 import scipy.sparse as sp
 
 import recbias_tutorial as rb
-from recbias_tutorial import (comparison, course, distributed, estimators, metrics, propensity,
-                              sampling, stats)
+from recbias_tutorial import (comparison, course, distributed, estimators, leaderboard, metrics,
+                              propensity, sampling, stats)
 from recbias_tutorial.replications import carraro2022, jadidinejad2021, report, wang2025, yang2018
 from recbias_tutorial.debiased_mf import calibrate_propensity, fit_mf
 
@@ -1195,6 +1195,8 @@ VALID_CALLS = {
     comparison.compare_methods: lambda **kw: comparison.compare_methods(
         _W, models={"a": np.eye(20, 10), "b": np.ones((20, 10))},
         **{"seed": 0, "n_redraws": 2, "k": 2, "cache": False, **kw}),
+    leaderboard.leaderboard_table: lambda **kw: leaderboard.leaderboard_table(
+        **{"lesson": 1, "cache": False, **kw}),
     distributed.estimate: lambda **kw: distributed.estimate(S, T, client=_FakeClient(), **kw),
     distributed.evaluate: lambda **kw: distributed.evaluate({"m": S}, T, client=None, **kw),
     distributed.synthetic_log: lambda **kw: distributed.synthetic_log(
