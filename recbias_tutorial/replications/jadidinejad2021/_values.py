@@ -17,7 +17,7 @@ from typing import Any
 import pandas as pd
 
 from ..._powerlaw import POWERLAW_FITS
-from ..._result_cache import cached_table
+from ..._result_cache import cache_enabled, cached_table
 from ..._validation import (check_choice, check_feedback, check_int, check_k,
                             check_names, check_seeds, check_sequence)
 from . import _protocol as _proto
@@ -279,9 +279,7 @@ def _unit(data: Any, unit: int, arguments: dict, progress: bool, cache: bool,
 
 def _run_units(data: Any, arguments: dict, *, progress: bool, cache: bool | None,
                n_jobs: int) -> pd.DataFrame:
-    from ...models._cache import fit_cache_enabled
-
-    on = fit_cache_enabled(cache)  # resolved here: worker processes see the same switch
+    on = cache_enabled(cache)  # resolved here: worker processes see the same switch
     # the fits: off, or on with the size cap (None: a Yahoo! R3 matrix is not stored) unless
     # the caller asked for cache=True explicitly (True stores any size)
     fit_cache = False if not on else (True if cache is True else None)
