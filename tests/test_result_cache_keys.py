@@ -84,55 +84,6 @@ def test_every_call_site_writes_the_keys_it_wrote_before(fixed_environment):
     assert _entries(fixed_environment) == BEFORE
 
 
-if __name__ == "__main__":  # record the keys of the code as it is
-    import pprint
-    import tempfile
-    from pathlib import Path
-
-    from recbias_tutorial import _result_cache
-
-    _result_cache._environment = lambda: "fixed"
-    with tempfile.TemporaryDirectory() as folder:
-        import os
-
-        os.environ["RECBIAS_FIT_CACHE_DIR"] = folder
-        pprint.pprint(_entries(Path(folder)), width=100)
-
-
-def _imports(root) -> dict:
-    """``{module: the absolute names it imports}`` over the package (relative ones resolved)."""
-    import ast
-
-    out = {}
-    for path in root.rglob("*.py"):
-        parts = list(path.relative_to(root.parent).with_suffix("").parts)
-        package = parts[:-1]  # a module's own package, or the package of an __init__
-        names = set()
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.Import):
-                names.update(a.name for a in node.names)
-            elif isinstance(node, ast.ImportFrom):
-                base = package[:len(package) - node.level + 1] if node.level else []
-                target = ".".join(base + ([node.module] if node.module else []))
-                names.add(target)
-                names.update(f"{target}.{a.name}" for a in node.names)
-        out[".".join(parts if parts[-1] != "__init__" else parts[:-1])] = names
-    return out
-
-
-def test_no_module_but_the_caches_imports_the_fit_cache():
-    """Only models/ and _result_cache read models._cache: the callers pass models and data."""
-    from pathlib import Path
-
-    import recbias_tutorial
-
-    readers = {module for module, names in _imports(Path(recbias_tutorial.__file__).parent).items()
-               if "recbias_tutorial.models._cache" in names}
-    assert {"recbias_tutorial._result_cache", "recbias_tutorial.models._fit"} <= readers
-    assert {m for m in readers if not m.startswith("recbias_tutorial.models")
-            and m != "recbias_tutorial._result_cache"} == set()
-
-
 def test_data_key_rules():
     import pandas as pd
 
@@ -178,3 +129,18 @@ def test_models_are_keyed_by_the_cache_and_never_twice(fixed_environment):
     for bad in ("yes", 1, 0.5):
         with pytest.raises(ValueError, match="cache"):
             cache_enabled(bad)
+
+
+if __name__ == "__main__":  # record the keys of the code as it is
+    import pprint
+    import tempfile
+    from pathlib import Path
+
+    from recbias_tutorial import _result_cache
+
+    _result_cache._environment = lambda: "fixed"
+    with tempfile.TemporaryDirectory() as folder:
+        import os
+
+        os.environ["RECBIAS_FIT_CACHE_DIR"] = folder
+        pprint.pprint(_entries(Path(folder)), width=100)
