@@ -11,7 +11,10 @@ same switch (``RECBIAS_FIT_CACHE=0`` or ``cache=False`` turn it off) and is empt
 **Key.** The sha256 of the data's frames (every frame of the :class:`FeedbackData`, in row
 order, and its id-space sizes), the function's name, its validated arguments, the versions of
 the package, pandas, NumPy and Cornac, and a fingerprint of the whole package's source: any
-edit of the code computes afresh.
+edit of the code computes afresh. This module owns the keys: callers pass the data (a
+:class:`FeedbackData`, frames, arrays: :func:`data_key`) and their unfitted models
+(``models=``, keyed by their class and pre-fit state) to :func:`cached_result` or
+:func:`cached_table`, never key parts of their own; :func:`cache_enabled` is the switch.
 
 **Integrity.** Each entry (one ``joblib.dump`` file) is written whole or not at all (a
 temporary file in the same folder, fsync, then ``os.replace``); it holds its key, a hash of
@@ -31,7 +34,7 @@ import os
 import pickle
 import tempfile
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +43,7 @@ import pandas as pd
 
 from ._optional import available
 from .models._cache import (FitCacheWarning, _array_sha, data_digest, fit_cache_dir,
-                            fit_cache_enabled)
+                            fit_cache_enabled, model_tokens)
 
 
 @functools.lru_cache(maxsize=1)
@@ -79,6 +82,96 @@ def _data_key(data: Any) -> str:
 def arrays_key(arrays: Any) -> str:
     """A key for a mapping of name -> array (e.g. score matrices), in its order."""
     return ";".join(f"{name}={_array_key(a)}" for name, a in arrays.items())
+
+
+def data_key(data: Any, shape: tuple[int, int] = (0, 0)) -> str | None:
+    """The key of the data a result is computed from, or None if it has none.
+
+    Parameters
+    ----------
+    data : FeedbackData, DataFrame, mapping, None, str or list of them
+        A :class:`~recbias_tutorial.data.FeedbackData` (every frame, its true propensity if
+        any, its sizes and threshold); a feedback frame (``user``, ``item``, ``rating`` in
+        row order); a mapping of label -> frame (``'label'=<digest>;...``) or of name ->
+        numeric array (dtype, shape and sha256 of each); ``None`` (``"-"``); a ready key
+        string (as it is); or a list or tuple of these (joined by ``|``).
+    shape : (int, int), default (0, 0)
+        ``(n_users, n_items)`` written into the key of each frame.
+
+    Returns
+    -------
+    str or None
+        None if a part has no faithful key (a frame without the three columns, a mapping
+        that mixes frames and arrays, anything else): such a result is computed, not stored.
+
+    Raises
+    ------
+    AttributeError
+        If ``data`` is none of the above and not a FeedbackData either (as before: every
+        caller checks its data first).
+
+    Examples
+    --------
+    >>> frame = pd.DataFrame({"user": [0, 1], "item": [1, 0], "rating": [5.0, 1.0]})
+    >>> data_key([{"test": frame}, None], shape=(2, 2)).startswith("'test'=")
+    True
+    >>> data_key({"scores": np.zeros((2, 2))})[:17]  # then the sha256 of the bytes
+    'scores=<f8(2, 2):'
+    >>> data_key({"test": frame, "scores": np.zeros(2)}) is None  # mixed: no key
+    True
+    """
+    n_users, n_items = shape
+    if data is None:
+        return "-"
+    if isinstance(data, str):
+        return data
+    if isinstance(data, (list, tuple)):
+        parts = [data_key(part, shape) for part in data]
+        return None if None in parts else "|".join(parts)
+    try:
+        if isinstance(data, pd.DataFrame):
+            return data_digest(data, n_users, n_items)
+        if isinstance(data, Mapping):
+            values = list(data.values())
+            if all(isinstance(v, pd.DataFrame) for v in values):
+                return ";".join(f"{label!r}={data_digest(f, n_users, n_items)}"
+                                for label, f in data.items())
+            if all(isinstance(v, np.ndarray) and v.dtype.kind in "biuf" for v in values):
+                return arrays_key(data)
+            return None
+    except (KeyError, TypeError, ValueError):  # a frame without user / item / rating
+        return None
+    return _data_key(data)
+
+
+def cache_enabled(cache: bool | None = None) -> bool:
+    """Whether results are cached: ``cache`` if given, else ``$RECBIAS_FIT_CACHE``.
+
+    The one switch of the result cache and of the fit cache (the same as
+    :func:`cached_result`'s ``cache=``): resolve it once in the parent process where worker
+    processes must see the same answer.
+
+    Parameters
+    ----------
+    cache : bool or None, default None
+        True or False decide; None reads ``RECBIAS_FIT_CACHE`` (``0`` / ``false`` / ``off``
+        / ``no``: off; anything else: on), else the default (on).
+
+    Returns
+    -------
+    bool
+
+    Raises
+    ------
+    ValueError
+        If ``cache`` is not True, False or None.
+
+    Examples
+    --------
+    >>> cache_enabled(False), cache_enabled(True)
+    (False, True)
+    """
+    return fit_cache_enabled(cache)
 
 
 def _table_hash(table: pd.DataFrame) -> str:
@@ -176,21 +269,34 @@ def _store(path: Path, key: str, payload: dict) -> None:
 
 
 def cached_result(function: str, data: Any, arguments: dict | None,
-                  compute: Callable[[], dict], *, cache: bool | None) -> tuple[dict, bool]:
+                  compute: Callable[[], dict], *, cache: bool | None, models: Any = None,
+                  shape: tuple[int, int] = (0, 0)) -> tuple[dict, bool]:
     """``(compute(), False)``, or ``(its stored result, True)`` for the same key.
 
-    ``compute`` returns a dict of DataFrames and numeric arrays. ``data`` is a
-    :class:`FeedbackData` (keyed by its frames) or a ready key string. ``arguments=None``,
-    or an argument without a faithful key (:func:`argument_key`), means the call is
-    computed and never stored.
+    ``compute`` returns a dict of DataFrames and numeric arrays. ``data`` is what the result
+    is computed from, keyed by :func:`data_key` (with ``shape``): a :class:`FeedbackData`,
+    frames, arrays or a ready key string. ``models`` (a mapping name -> unfitted model)
+    joins the arguments as ``models``, each keyed by its class and pre-fit state (the fit
+    cache's ``model_token``). ``arguments=None``, an argument without a faithful key
+    (:func:`argument_key`), data without a key, or a model its parameters do not describe,
+    means the call is computed and never stored.
     """
     keys = None if arguments is None else {name: argument_key(v) for name, v in arguments.items()}
+    if models is not None and arguments is not None and "models" in arguments:
+        raise ValueError(f"{function}: pass the models as models=, not as an argument too")
     if not available("joblib"):  # the store is joblib's (extra `models`); without it, computed
         return compute(), False
     if not fit_cache_enabled(cache) or keys is None or None in keys.values():
         return compute(), False
-    data_key = data if isinstance(data, str) else _data_key(data)
-    key = hashlib.sha256("|".join([function, data_key, repr(sorted(keys.items())),
+    if models is not None:  # before compute(): fitting changes a model's state
+        tokens = model_tokens(models)
+        if tokens is None:
+            return compute(), False
+        keys["models"] = argument_key(tokens)
+    data_part = data_key(data, shape)
+    if data_part is None:
+        return compute(), False
+    key = hashlib.sha256("|".join([function, data_part, repr(sorted(keys.items())),
                                    _environment()]).encode()).hexdigest()
     path = fit_cache_dir() / "results" / f"{function}-{key[:32]}.joblib"
     try:
@@ -236,9 +342,11 @@ def trim(folder: Path) -> None:
 
 
 def cached_table(function: str, data: Any, arguments: dict | None,
-                 compute: Callable[[], pd.DataFrame], *, cache: bool | None) -> pd.DataFrame:
-    """``compute()``, or its stored result for the same data, arguments and code.
+                 compute: Callable[[], pd.DataFrame], *, cache: bool | None, models: Any = None,
+                 shape: tuple[int, int] = (0, 0)) -> pd.DataFrame:
+    """``compute()``, or its stored result for the same data, arguments, models and code.
 
+    ``data``, ``models`` and ``shape`` are keyed as by :func:`cached_result`.
     ``arguments=None`` means the call has no stable key (e.g. a Generator's state): it is
     computed, never stored. ``attrs["cached"]`` of the returned table says whether it was
     read back (the stored table keeps the ``attrs`` of the run that computed it, e.g. its
@@ -249,7 +357,8 @@ def cached_table(function: str, data: Any, arguments: dict | None,
         table.attrs.pop("cached", None)
         return {"table": table}
 
-    payload, cached = cached_result(function, data, arguments, job, cache=cache)
+    payload, cached = cached_result(function, data, arguments, job, cache=cache, models=models,
+                                    shape=shape)
     table = payload["table"]
     table.attrs["cached"] = cached
     return table

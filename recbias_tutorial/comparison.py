@@ -56,6 +56,7 @@ from ._estimator_registry import run_redraw as _run_redraw
 from ._params import Interval, Seed, declare
 from ._validation import as_generator, check_frame, check_int, check_mapping, check_real
 from .data import FeedbackData
+from .propensity import powerlaw_propensity  # Jadidinejad et al.'s choice
 from .scorer import check_scores
 
 __all__ = ["SUMMARY_COLUMNS", "compare_methods", "method_summary", "rank_agreement"]
@@ -127,8 +128,6 @@ def _setup(world: FeedbackData, models: dict, k: int) -> _m.Setup:
 
 
 def _authors_propensity(train: pd.DataFrame, n_items: int) -> np.ndarray:
-    from .replications.jadidinejad2021 import powerlaw_propensity  # the authors' choice
-
     counts = np.bincount(train["item"].to_numpy(np.int64), minlength=n_items).astype(float)
     try:
         p, _, _ = powerlaw_propensity(counts)

@@ -487,13 +487,12 @@ def fit_mf(train: pd.DataFrame, *, n_users: int, n_items: int, seed, method: str
                 "user_bias": res.user_bias, "item_bias": res.item_bias}
 
     from ._result_cache import cached_result
-    from .models._cache import data_digest
 
     keyed = isinstance(seed, (int, np.integer)) and not isinstance(seed, bool)
     if keyed:  # the key reads the frame: check it first (train_mf checks the rest)
         check_feedback(train, "train", n_users, n_items)
-    factors_, _ = cached_result(
-        "debiased_mf.fit_mf", data_digest(train, n_users, n_items) if keyed else "",
-        dict(options, seed=int(seed)) if keyed else None, fit, cache=cache)
+    factors_, _ = cached_result("debiased_mf.fit_mf", train,
+                                dict(options, seed=int(seed)) if keyed else None, fit,
+                                cache=cache, shape=(n_users, n_items))
     return _dense(factors_["user"], factors_["item"], factors_["user_bias"],
                   factors_["item_bias"])

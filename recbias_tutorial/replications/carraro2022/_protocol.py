@@ -249,15 +249,13 @@ def tune(data: FeedbackData, candidates: Mapping[str, Mapping[str, ModelFactory]
         return {"table": table}
 
     from ..._result_cache import cached_result
-    from ...models._cache import model_tokens
 
-    tokens = (model_tokens({f"{model}\0{setting}": factory()
-                            for model, settings in candidates.items()
-                            for setting, factory in settings.items()})
-              if isinstance(data, FeedbackData) else None)  # bad data: split_feedback says so
-    arguments = None if tokens is None else {"seed": seed, "k": k, "threshold": threshold,
-                                             "models": tokens}
-    frames, _ = cached_result("carraro2022.tune", data, arguments, compute, cache=cache)
+    keyed = isinstance(data, FeedbackData)  # bad data: split_feedback says so
+    models = ({f"{model}\0{setting}": factory() for model, settings in candidates.items()
+               for setting, factory in settings.items()} if keyed else None)
+    arguments = {"seed": seed, "k": k, "threshold": threshold} if keyed else None
+    frames, _ = cached_result("carraro2022.tune", data, arguments, compute, cache=cache,
+                              models=models)
     return frames["table"]
 
 

@@ -242,12 +242,11 @@ def run_protocol(data: FeedbackData, factories: Mapping[str, ModelFactory], *, s
         return out
 
     from ..._result_cache import cached_result
-    from ...models._cache import model_tokens
 
-    tokens = (model_tokens({name: factory() for name, factory in factories.items()})
-              if isinstance(data, FeedbackData) else None)  # bad data: run_repetition says so
-    arguments = None if tokens is None else dict(kwargs, seeds=seeds, models=tokens)
-    frames, cached = cached_result("carraro2022.run_protocol", data, arguments, compute,
-                                   cache=cache)
+    keyed = isinstance(data, FeedbackData)  # bad data: run_repetition says so
+    models = {name: factory() for name, factory in factories.items()} if keyed else None
+    frames, cached = cached_result("carraro2022.run_protocol", data,
+                                   dict(kwargs, seeds=seeds) if keyed else None, compute,
+                                   cache=cache, models=models)
     frames["metrics"].attrs["cached"] = cached
     return Repetition(**frames)

@@ -21,8 +21,10 @@ propensity-stratified evaluation can reverse the order of two models inside ever
   ranking over a model zoo. :func:`protocol_values` computes everything both protocols and
   every step between them need over several seeded splits; :func:`protocol_taus`,
   :func:`protocol_frame` and :func:`ladder` (one choice of :data:`CHOICES` switched at a
-  time) read it. :func:`powerlaw_propensity`, :func:`authors_split` and
-  :func:`authors_zoo` are the authors' pieces; ``PAPER_*`` hold the paper's numbers.
+  time) read it. :func:`powerlaw_propensity` (the core's
+  :func:`recbias_tutorial.propensity.powerlaw_propensity`, under its old name here),
+  :func:`authors_split` and :func:`authors_zoo` are the authors' pieces; ``PAPER_*`` hold the
+  paper's numbers.
 * :func:`evaluate_zoo` fits, scores and evaluates the models of a zoo one at a time;
   :func:`agreement` (Kendall's tau and Pearson's r of every estimator against the truth) and
   :func:`steiger` (Steiger's test between two estimators) compare the protocols;
@@ -47,6 +49,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from ...propensity import powerlaw_propensity  # the authors' propensities, a core function now
 from . import _comparison as _comparison
 from . import _protocol as _proto
 from . import _values as _values
@@ -54,8 +57,7 @@ from ._comparison import agreement, ladder, steiger
 from ._extensions import evaluate_zoo, holdout_evaluator, rank_relevant
 from ._tables import kendall_taus, protocol_frame, protocol_rows, protocol_taus
 from ._trainers import ncf_seed_spread, neural_costs, trainer_comparison
-from ._values import (authors_split, authors_zoo, powerlaw_propensity,
-                      protocol_values)
+from ._values import authors_split, authors_zoo, protocol_values
 from ._zoo import model_family, zoo_sensitivity
 
 __all__ = ["AUTHORS_FAMILIES", "AUTHORS_LOG", "AUTHORS_SIZES", "CHOICES", "LADDER_STEPS", "LEFT_OUT_FAMILIES",

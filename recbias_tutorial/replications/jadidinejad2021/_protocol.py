@@ -19,9 +19,9 @@ import pandas as pd
 from ..._ranking import dcg_gain, exclude_matrix, ideal_dcg, mean_ndcg, positions, relevant
 from ...data import drop_seen
 from ...estimators import assign_strata
-from ...propensity import fit_popularity_exponent, popularity_propensity
-from ._powerlaw import fit_powerlaw
+from ..._powerlaw import fit_powerlaw
 from ...models._ncf import NCF_BACKENDS as _NCF_BACKENDS
+from ...propensity import fit_popularity_exponent, popularity_propensity
 from ._testsets import PreparedSet, _CornacWeighted, _sums, truth_values
 
 #: One protocol = one value for each choice. The authors' values come first:

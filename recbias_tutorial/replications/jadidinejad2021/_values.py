@@ -1,9 +1,9 @@
 r"""The authors' pieces and the run of both protocols over seeded splits (private).
 
 Re-exported by :mod:`recbias_tutorial.replications.jadidinejad2021`; import them from there.
-:func:`authors_zoo`, :func:`powerlaw_propensity` and :func:`authors_split` are the authors'
-``utils.get_models``, ``StratifiedEvaluation._estimate_propensities`` and ``._split``, with
-validation; :func:`protocol_values` computes every value both protocols and the steps between
+:func:`authors_zoo` and :func:`authors_split` are the authors' ``utils.get_models`` and
+``StratifiedEvaluation._split``, with validation (their ``_estimate_propensities`` is the
+core's :func:`recbias_tutorial.propensity.powerlaw_propensity`); :func:`protocol_values` computes every value both protocols and the steps between
 them need, one unit (the separate truth, each seed) at a time, each kept in the result cache.
 The engine is :mod:`._protocol`; the paper's tables read the values
 (:mod:`._tables`).
@@ -14,14 +14,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
-from ..._result_cache import cached_table
-from ..._validation import (as_real_array, check_choice, check_feedback, check_int, check_k,
+from ..._powerlaw import POWERLAW_FITS
+from ..._result_cache import cache_enabled, cached_table
+from ..._validation import (check_choice, check_feedback, check_int, check_k,
                             check_names, check_seeds, check_sequence)
 from . import _protocol as _proto
-from ._powerlaw import POWERLAW_FITS, fit_powerlaw
 from ._protocol import AUTHORS_FAMILIES, AUTHORS_SIZES, NCF_BACKENDS, NEURAL_FAMILIES
 
 #: The protocol choices of the public API (``jadidinejad2021.CHOICES``, documented there): a
@@ -114,70 +113,6 @@ def _check_choices(protocol: Any) -> dict:
         if value not in CHOICES[name] and not (name == "cutoff" and isinstance(value, int)):
             raise ValueError(f"protocol[{name!r}] must be one of {CHOICES[name]}, got {value!r}")
     return dict(protocol)
-
-
-def powerlaw_propensity(counts: Any, *, fit: str = "powerlaw2") -> tuple[np.ndarray, float, float]:
-    r"""The authors' propensities: a ``powerlaw.Fit`` of the item counts, then :math:`n^\alpha`.
-
-    ``StratifiedEvaluation._estimate_propensities`` counts every item over *all* closed-loop
-    ratings (test ratings included), fits a discrete power law by maximum likelihood with the
-    ``powerlaw`` package (which also chooses :math:`x_{\min}`), and replaces a count
-    :math:`n > x_{\min}` by :math:`n^\alpha`; counts at or below :math:`x_{\min}` stay as they
-    are. (The paper's Eq. 7 says :math:`n^{(\gamma+1)/2}`; the code does this.)
-
-    The fit depends on the ``powerlaw`` version, hence ``fit``: powerlaw 2.x (installed)
-    confines :math:`\alpha` to :math:`[0, 3]` and skips the :math:`x_{\min}` whose fit reaches
-    that bound; powerlaw 1.x, which the authors ran, did not. The two agree when the best
-    :math:`\alpha` is at most 3 (Yahoo! R3: 2.35, :math:`x_{\min}` 290), not otherwise (Coat:
-    2.99 and 17 with ``"powerlaw2"``; their log's 4.01 and 28 with ``"powerlaw1"``).
-
-    Parameters
-    ----------
-    counts : array-like of int
-        Ratings per item (zeros are left out of the fit and keep propensity 0).
-    fit : {"powerlaw2", "powerlaw1"}, default "powerlaw2"
-        ``"powerlaw2"``: ``powerlaw.Fit(counts, discrete=True)`` of the installed powerlaw 2.x.
-        ``"powerlaw1"``: the same call as powerlaw 1.4 / 1.5 computed it, the authors' fit (no
-        bound on :math:`\alpha`; at every candidate :math:`x_{\min}`, Clauset et al.'s discrete
-        approximation :math:`\alpha = 1 + n / \sum_i \ln(x_i / (x_{\min} - 1/2))` over the
-        :math:`n` counts :math:`x_i \ge x_{\min}`; the :math:`x_{\min}` of the smallest
-        Kolmogorov-Smirnov distance, computed by powerlaw's own code).
-
-    Returns
-    -------
-    (propensity, alpha, xmin) : (numpy.ndarray, float, float)
-
-    Raises
-    ------
-    ValueError
-        If ``counts`` is not a 1-D array of non-negative whole numbers with at least two
-        positive values, or ``fit`` is not one of the two fits.
-
-    See Also
-    --------
-    recbias_tutorial.propensity.popularity_propensity : the course's propensities.
-
-    Examples
-    --------
-    >>> counts = np.round(1000 / np.arange(1, 201) ** 0.9).astype(int)
-    >>> p, alpha, xmin = powerlaw_propensity(counts)
-    >>> bool(alpha > 1), bool(np.all(p[counts <= xmin] == counts[counts <= xmin]))
-    (True, True)
-
-    Counts whose tail falls faster than :math:`x^{-3}`: powerlaw 2.x's fit stops at its
-    bound, the authors' (powerlaw 1.x) does not.
-
-    >>> steep = np.round(1000 / np.arange(1, 201) ** 0.3).astype(int)
-    >>> [round(powerlaw_propensity(steep, fit=f)[1], 2) for f in ("powerlaw2", "powerlaw1")]
-    [3.0, 4.38]
-    """
-    c = as_real_array(counts, "counts")
-    if c.ndim != 1 or not np.isfinite(c).all() or (c < 0).any() or (c != np.round(c)).any():
-        raise ValueError("counts must be a 1-D array of non-negative whole numbers")
-    if (c > 0).sum() < 2:
-        raise ValueError("counts must have at least two positive values to fit a power law")
-    fit = check_choice(fit, "fit", POWERLAW_FITS)
-    return fit_powerlaw(c, fit)
 
 
 def authors_split(mnar: pd.DataFrame, *, seed: int) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
@@ -344,9 +279,7 @@ def _unit(data: Any, unit: int, arguments: dict, progress: bool, cache: bool,
 
 def _run_units(data: Any, arguments: dict, *, progress: bool, cache: bool | None,
                n_jobs: int) -> pd.DataFrame:
-    from ...models._cache import fit_cache_enabled
-
-    on = fit_cache_enabled(cache)  # resolved here: worker processes see the same switch
+    on = cache_enabled(cache)  # resolved here: worker processes see the same switch
     # the fits: off, or on with the size cap (None: a Yahoo! R3 matrix is not stored) unless
     # the caller asked for cache=True explicitly (True stores any size)
     fit_cache = False if not on else (True if cache is True else None)

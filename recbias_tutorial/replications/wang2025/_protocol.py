@@ -218,21 +218,18 @@ def model_curves(scores: Mapping[str, np.ndarray] | Iterable[tuple[str, np.ndarr
 
 
 def _model_curves(scores, sets, ks, *, random_sets, k_bars, threshold, exclude, cache):
-    from ..._result_cache import arrays_key, cached_result
-    from ...models._cache import data_digest
+    from ..._result_cache import cached_result, data_key
 
-    def digest(frames: Any) -> str | None:
-        if not (isinstance(frames, Mapping)
-                and all(isinstance(f, pd.DataFrame) for f in frames.values())):
-            return None  # recall_curves / kbar_curves say what is wrong
-        try:
-            return ";".join(f"{label!r}={data_digest(f, 0, 0)}" for label, f in frames.items())
-        except (KeyError, TypeError, ValueError):
-            return None
+    def frames(value: Any) -> bool:
+        return isinstance(value, Mapping) and all(isinstance(f, pd.DataFrame) for f in value.values())
 
-    exclude_key = ("-" if exclude is None else digest({"exclude": exclude}))
-    set_keys = [digest(sets), digest(random_sets), exclude_key]
-    arguments = (None if None in set_keys else
+    # the key: the sets, the random sets and the excluded pairs (once), then each model's
+    # scores; anything but frames has none (recall_curves / kbar_curves say what is wrong)
+    keyed_sets = (frames(sets) and frames(random_sets)
+                  and (exclude is None or isinstance(exclude, pd.DataFrame)))
+    sets_key = (data_key([sets, random_sets, None if exclude is None else {"exclude": exclude}])
+                if keyed_sets else None)
+    arguments = (None if sets_key is None else
                  dict(ks=list(np.atleast_1d(ks).tolist()), k_bars=list(np.atleast_1d(k_bars).tolist()),
                       threshold=threshold))
     for name, matrix in named_items(scores, "scores"):
@@ -243,9 +240,8 @@ def _model_curves(scores, sets, ks, *, random_sets, k_bars, threshold, exclude, 
                                         per_user=True)}
 
         keyed = arguments is not None and isinstance(matrix, np.ndarray) and matrix.dtype.kind == "f"
-        key = "|".join(set_keys + [arrays_key({"scores": matrix})]) if keyed else ""
-        tables, _ = cached_result("wang2025.model_curves", key, arguments if keyed else None,
-                                  compute, cache=cache)
+        tables, _ = cached_result("wang2025.model_curves", [sets_key or "", {"scores": matrix}],
+                                  arguments if keyed else None, compute, cache=cache)
         yield name, matrix, tables["recall"], tables["kbar"]
         del matrix
 

@@ -50,6 +50,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from . import _paper as _paper
 from . import _protocol as _proto
 from . import _authors as _authors
 from . import _grid as _grid_module
@@ -85,13 +86,7 @@ GAMMAS: tuple[float, ...] = _proto.GAMMAS
 #: same slide is garbled by the slide animation and is not used). U-CML / A-CML are
 #: collaborative metric learning with uniform weights (OpenRec's CML) and with WARP-style
 #: approximated-rank weights (OpenRec's WCML); BPR and PMF as usual.
-PAPER_MAE_RECALL: pd.DataFrame = pd.DataFrame(
-    [[0.401, 0.270, 0.260, 0.253, 0.248],
-     [0.399, 0.274, 0.264, 0.258, 0.253],
-     [0.380, 0.275, 0.268, 0.258, 0.258],
-     [0.386, 0.267, 0.268, 0.258, 0.248]],
-    index=pd.Index(["U-CML", "A-CML", "BPR", "PMF"], name="model"),
-    columns=["AOA", "SNIPS γ=1.5", "SNIPS γ=2.0", "SNIPS γ=2.5", "SNIPS γ=3.0"])
+PAPER_MAE_RECALL: pd.DataFrame = _paper.PAPER_MAE_RECALL
 
 Protocol = _proto.Protocol  # (test set, propensity or None, estimator name)
 

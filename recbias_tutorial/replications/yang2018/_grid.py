@@ -30,6 +30,7 @@ from ..._schema import Column
 from ..._stored_schemas import schema_of
 from ..._validation import check_choice, check_frame, check_names, check_real
 from ._authors import Reading, _check_readings
+from ._paper import PAPER_MAE_RECALL
 from ._sides import _reading_draws, _reading_sides, _side_terms
 from ._readings import AUTHORS, SLIDES, grid_name, reading_grid
 
@@ -250,8 +251,6 @@ def grid_search(grid: pd.DataFrame, *, paper: pd.DataFrame | None = None, level:
     >>> grid_search(g)[["model", "role", "level", "direction", "cut", "passes"]].to_dict("records")
     [{'model': 'PMF', 'role': 'search', 'level': True, 'direction': True, 'cut': True, 'passes': True}]
     """
-    from . import PAPER_MAE_RECALL
-
     level = check_real(level, "level", low=0.0, low_open=True)
     cut = check_real(cut, "cut", low=0.0, low_open=True)
     grid = check_frame(grid, "grid", ["seed", "model", "metric", *GRID_KEY, "AOA estimate",

@@ -289,7 +289,6 @@ def split_user_table(models: Mapping[str, Any], data: FeedbackData, *, seed: int
     ['AOA', 'MAR truth']
     """
     from ..._result_cache import cached_table
-    from ...models._cache import model_tokens
 
     if not isinstance(data, FeedbackData) or data.mar is None:
         raise ValueError("data must be a FeedbackData with randomly exposed (mar) feedback "
@@ -302,9 +301,7 @@ def split_user_table(models: Mapping[str, Any], data: FeedbackData, *, seed: int
     k = check_int(k, "k")
     train_share = check_real(train_share, "train_share", low=0.0, high=1.0, low_open=True,
                              high_open=True)
-    tokens = model_tokens(models)  # None: a model its parameters do not describe, no caching
-    arguments = None if tokens is None else dict(seed=seed, gammas=gammas, metrics=metrics, k=k,
-                                                 train_share=train_share, models=tokens)
+    arguments = dict(seed=seed, gammas=gammas, metrics=metrics, k=k, train_share=train_share)
 
     def compute() -> pd.DataFrame:
         from ...models import iter_scores  # Cornac is imported only when models are fitted
@@ -317,4 +314,6 @@ def split_user_table(models: Mapping[str, Any], data: FeedbackData, *, seed: int
                              n_items=data.n_items, seed=seed, progress=False)
         return user_table(scores, protocols, exclude=train, metrics=metrics, k=k)
 
-    return cached_table("yang2018.split_user_table", data, arguments, compute, cache=cache)
+    # models=: keyed by their pre-fit state (a model its parameters do not describe: no caching)
+    return cached_table("yang2018.split_user_table", data, arguments, compute, cache=cache,
+                        models=models)

@@ -1,6 +1,7 @@
-"""The authors' power-law propensities, as two versions of the ``powerlaw`` package fit them.
+"""Power-law propensities as two versions of the ``powerlaw`` package fit them (private kernel).
 
-``StratifiedEvaluation._estimate_propensities`` calls ``powerlaw.Fit(counts, discrete=True,
+The public entry is :func:`recbias_tutorial.propensity.powerlaw_propensity`. Jadidinejad et
+al.'s ``StratifiedEvaluation._estimate_propensities`` calls ``powerlaw.Fit(counts, discrete=True,
 fit_method="Likelihood")``. What that call returns depends on the package's version:
 
 * ``"powerlaw2"`` (powerlaw 2.x, the version installed): the exponent is confined to
@@ -24,7 +25,7 @@ import warnings
 
 import numpy as np
 
-from ..._optional import require
+from ._optional import require
 
 #: The fits of :func:`fit_powerlaw`: the installed package's (2.x) and the authors' (1.x).
 POWERLAW_FITS = ("powerlaw2", "powerlaw1")
