@@ -21,10 +21,9 @@ from __future__ import annotations
 import pandas as pd
 
 from ._params import Interval, declare
-from ._result_cache import cached_table
+from ._result_cache import cache_enabled, cached_table
 from .comparison import compare_methods
 from .data import FeedbackData, simulate
-from .models._cache import fit_cache_enabled
 from .stats import kendall_tau
 
 __all__ = ["COURSE_COMPARISON", "COURSE_MODELS", "COURSE_WORLD", "LESSON_METHODS", "TAU_ROW",
@@ -115,7 +114,7 @@ def course_scores(*, cache: bool | None = None) -> pd.DataFrame:
     >>> scores.groupby("lesson")["method"].nunique().tolist()
     [1, 2, 2, 1, 1]
     """
-    fit_cache_enabled(cache)  # refuses a bad value before any work
+    cache_enabled(cache)  # refuses a bad value before any work
     world = course_world()
     arguments = dict(world=COURSE_WORLD, models=COURSE_MODELS, zoo=_ZOO,
                      comparison=COURSE_COMPARISON, methods=LESSON_METHODS)

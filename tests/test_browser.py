@@ -4,8 +4,10 @@ The site is served on localhost (as a reader's browser would load it, not over f
 each chapter page is checked for: no console error or uncaught exception; every chart drawn
 as an SVG that fits inside the text column, and every table and display equation too; maths
 rendered by MathJax; every exercise solution folded; on every lesson page, at least three
-self-check questions whose feedback is hidden until an option is clicked. Run by ``make test`` after the build; needs Playwright (test extra) and a
-Chromium (Debian's ``chromium``; ``.ci/run`` installs it when missing).
+self-check questions whose feedback is hidden until an option is clicked, and above every chart
+with a control a predict box naming where its slider starts, each control redrawing the chart.
+Run by ``make test`` after the build; needs Playwright (test extra) and a Chromium (Debian's
+``chromium``; ``.ci/run`` installs it when missing).
 """
 
 from __future__ import annotations
@@ -221,3 +223,86 @@ def test_self_check_questions_give_feedback_on_click(browser, base_url, name):
 
 
 # Every chapter in JupyterLab (Run All, charts, MyST, folding, saved unchanged): test_lab.py
+
+
+# every control of a lesson's chart: its start named in a predict box above it, and it moves the chart
+_CONTROLS = """() => {
+    const charts = [...document.querySelectorAll('article.bd-article .recbias-chart')]
+        .filter(c => c.querySelector('.vega-bindings input, .vega-bindings select'));
+    const before = (a, b) => !!(a.compareDocumentPosition(b) & Node.DOCUMENT_POSITION_FOLLOWING);
+    const heads = [...document.querySelectorAll('article.bd-article h2')];
+    const boxes = [...document.querySelectorAll('article.bd-article div.admonition.predict')];
+    return charts.map((chart, i) => {
+        const head = heads.filter(h => before(h, chart)).pop();
+        const mine = boxes.filter(b => before(b, chart) && (!head || before(head, b)));
+        const controls = [...chart.querySelectorAll('.vega-bindings input[type=range], '
+            + '.vega-bindings select, .vega-bindings input[type=radio]:checked')].map(el =>
+            ({kind: el.type === 'range' ? 'range' : el.tagName === 'SELECT' ? 'select' : 'radio',
+              value: el.value}));
+        return {index: i, figure: (chart.closest('figure') || chart).id || '',
+                predict: mine.length ? mine[mine.length - 1].innerText : null, controls: controls};
+    });
+}"""
+
+
+def _numbers(text: str) -> list[float]:
+    import re
+    text = text.replace("\u2212", "-")
+    return [float(m) for m in re.findall(r"-?\d+(?:\.\d+)?", text)]
+
+
+def _chart_svg(page, index: int) -> str:
+    return page.evaluate("""i => [...document.querySelectorAll('article.bd-article .recbias-chart')]
+        .filter(c => c.querySelector('.vega-bindings input, .vega-bindings select'))[i]
+        .querySelector('svg').innerHTML""", index)
+
+
+@pytest.mark.parametrize("name", LESSONS)
+def test_every_slider_asks_for_a_prediction_and_moves_its_chart(browser, base_url, name):
+    """Issue "lessons a student learns by doing": before a chart with a control, in its section,
+    a box (``{admonition}`` of class ``predict``) asks the reader to predict, naming where each
+    slider starts (its value is a number of the box); moving each control redraws the chart."""
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.goto(f"{base_url}/book/{name}", wait_until="load")
+    page.wait_for_timeout(1500)
+    charts = page.evaluate(_CONTROLS)
+    for chart in charts:
+        where = f"chart {chart['index']} ({chart['figure']})"
+        assert chart["predict"], f"{where}: no predict box above it in its section"
+        for control in chart["controls"]:
+            if control["kind"] == "range":
+                assert any(abs(n - float(control["value"])) < 1e-9
+                           for n in _numbers(chart["predict"])), (
+                    f"{where}: the slider starts at {control['value']}, which its predict box "
+                    f"does not name: {chart['predict']!r}")
+    for chart in charts:
+        i = chart["index"]
+        bound = page.locator("article.bd-article .recbias-chart").filter(
+            has=page.locator(".vega-bindings input, .vega-bindings select")).nth(i)
+        for j, control in enumerate(chart["controls"]):
+            before = _chart_svg(page, i)
+            if control["kind"] == "range":
+                page.evaluate("""([i, j]) => {
+                    const chart = [...document.querySelectorAll('article.bd-article .recbias-chart')]
+                        .filter(c => c.querySelector('.vega-bindings input, .vega-bindings select'))[i];
+                    const el = chart.querySelectorAll('.vega-bindings input[type=range]')[j];
+                    el.value = (+el.value === +el.max) ? el.min : el.max;
+                    el.dispatchEvent(new Event('input', {bubbles: true}));
+                    el.dispatchEvent(new Event('change', {bubbles: true})); }""",
+                              [i, sum(c["kind"] == "range" for c in chart["controls"][:j])])
+            elif control["kind"] == "select":
+                select = bound.locator(".vega-bindings select").first
+                options = select.locator("option").all_inner_texts()
+                select.select_option(index=1 if options and select.input_value() == select.locator(
+                    "option").first.get_attribute("value") else 0)
+            else:
+                radios = bound.locator(".vega-bindings input[type=radio]")
+                other = next(k for k in range(radios.count()) if not radios.nth(k).is_checked())
+                radios.nth(other).check()
+            page.wait_for_timeout(400)
+            assert _chart_svg(page, i) != before, f"chart {i} ({chart['figure']}): control {j} " \
+                f"({control['kind']}) does not change the chart"
+    page.close()
+    assert errors == []
