@@ -14,20 +14,28 @@ the stratified estimate (4) and URE (5), each beside the same truth.
   oracle), SNIPS popularity propensities with :math:`\gamma = 1` (the middle of the default
   exponents), SKEW and WTD :math:`\rho = 0.5` (the larger default size), the stratified
   estimate the authors' two equal-width strata.
+* Where Cornac is not installed (the browser edition), :func:`course_scores` reads the same
+  frame from the copy the package ships (:data:`STORED_SCORES`, written by
+  ``python -m recbias_tutorial.leaderboard``); ``tests/test_leaderboard.py`` checks that copy
+  equals a fresh computation, number for number.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import numpy as np
 import pandas as pd
 
+from ._optional import available
 from ._params import Interval, declare
 from ._result_cache import cache_enabled, cached_table
 from .comparison import compare_methods
 from .data import FeedbackData, simulate
 from .stats import kendall_tau
 
-__all__ = ["COURSE_COMPARISON", "COURSE_MODELS", "COURSE_WORLD", "LESSON_METHODS", "TAU_ROW",
-           "course_scores", "course_world", "leaderboard_table"]
+__all__ = ["COURSE_COMPARISON", "COURSE_MODELS", "COURSE_WORLD", "LESSON_METHODS",
+           "STORED_SCORES", "TAU_ROW", "course_scores", "course_world", "leaderboard_table"]
 
 #: The arguments of :func:`~recbias_tutorial.data.simulate` that make the course's world.
 COURSE_WORLD = dict(n_users=600, n_items=400, seed=0, mean_ratings_per_user=20.0,
@@ -50,6 +58,10 @@ LESSON_METHODS = {
     4: ("stratified (authors' bins)",),
     5: ("URE (random)",),
 }
+
+#: :func:`course_scores`'s frame as computed with Cornac, read where Cornac is absent.
+STORED_SCORES = Path(__file__).with_name("_leaderboard_scores.csv")
+_COLUMNS = ("lesson", "method", "model", "true", "estimate", "sd")
 
 #: The label of the leaderboard's last row: each column's Kendall τ with the truth.
 TAU_ROW = "Kendall τ with truth"
@@ -115,6 +127,8 @@ def course_scores(*, cache: bool | None = None) -> pd.DataFrame:
     [1, 2, 2, 1, 1]
     """
     cache_enabled(cache)  # refuses a bad value before any work
+    if not available("cornac"):  # the browser edition: the copy checked against Cornac's fits
+        return _read_stored_scores()
     world = course_world()
     arguments = dict(world=COURSE_WORLD, models=COURSE_MODELS, zoo=_ZOO,
                      comparison=COURSE_COMPARISON, methods=LESSON_METHODS)
@@ -136,8 +150,43 @@ def _course_scores(world: FeedbackData, cache: bool | None) -> pd.DataFrame:
     if missing:  # a method renamed in the registry: say so rather than show a gap
         raise RuntimeError(f"compare_methods has no method {missing}; update LESSON_METHODS")
     rows = table[table["method"].isin(list(lesson))].assign(lesson=table["method"].map(lesson))
-    rows = rows.sort_values("lesson", kind="stable")
-    return rows[["lesson", "method", "model", "true", "estimate", "sd"]].reset_index(drop=True)
+    rows = rows.astype({"lesson": "int64"}).sort_values("lesson", kind="stable")
+    return rows[list(_COLUMNS)].reset_index(drop=True)
+
+
+def _read_stored_scores(path: str | Path = STORED_SCORES) -> pd.DataFrame:
+    """The stored copy of :func:`course_scores` (``attrs["stored"]`` is True), checked.
+
+    Raises
+    ------
+    RuntimeError
+        If the file is missing, its columns are not :func:`course_scores`'s, a number column
+        holds text, NaN or an infinity, or a (method, model) pair repeats.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise RuntimeError(f"the leaderboard's stored scores are missing: {path}")
+    frame = pd.read_csv(path, dtype={"method": str, "model": str})
+    if tuple(frame.columns) != _COLUMNS:
+        raise RuntimeError(f"{path}: columns {list(frame.columns)}, expected {list(_COLUMNS)}")
+    for column in ("lesson", "true", "estimate", "sd"):
+        if not pd.api.types.is_numeric_dtype(frame[column]) or not np.isfinite(frame[column]).all():
+            raise RuntimeError(f"{path}: column {column!r} is not all finite numbers")
+    if frame.duplicated(["method", "model"]).any():
+        raise RuntimeError(f"{path}: a (method, model) pair appears twice")
+    frame["lesson"] = frame["lesson"].astype("int64")
+    frame.attrs.update(cached=False, stored=True)
+    return frame
+
+
+def _write_stored_scores(path: str | Path = STORED_SCORES) -> Path:
+    """Compute :func:`course_scores` (Cornac needed) and store it at ``path``, exactly
+    (17 significant digits: the floats read back bit for bit)."""
+    if not available("cornac"):
+        raise RuntimeError("writing the stored scores needs Cornac: pip install 'recbias_tutorial[models]'")
+    frame = course_scores(cache=False)
+    frame.to_csv(path, index=False, float_format="%.17g")
+    return Path(path)
 
 
 @declare(lesson=Interval(int, 1, max(LESSON_METHODS)))
@@ -194,3 +243,7 @@ def leaderboard_table(*, lesson: int, cache: bool | None = None) -> pd.DataFrame
     table.index.name = "model"
     table.attrs["cached"] = cached
     return table
+
+
+if __name__ == "__main__":  # python -m recbias_tutorial.leaderboard: refresh the stored copy
+    print(_write_stored_scores())

@@ -139,3 +139,40 @@ def test_lesson_is_required_and_keyword_only():
 def test_bad_cache_is_refused_naming_it(call):
     with pytest.raises(ValueError, match="cache"):
         call()
+
+
+def test_the_stored_copy_is_a_fresh_computation():
+    """Where Cornac is absent (the browser edition) the table is read from the package's copy:
+    it must be what Cornac's fits give now (refresh it with ``python -m
+    recbias_tutorial.leaderboard`` after a deliberate change)."""
+    fresh = lb.course_scores(cache=False)
+    stored = lb._read_stored_scores()
+    assert stored.attrs["stored"] is True
+    pd.testing.assert_frame_equal(stored[["lesson", "method", "model"]],
+                                  fresh[["lesson", "method", "model"]])
+    np.testing.assert_allclose(stored[["true", "estimate", "sd"]].to_numpy(),
+                               fresh[["true", "estimate", "sd"]].to_numpy(), rtol=0, atol=1e-12)
+
+
+def test_without_cornac_the_table_is_the_stored_one(monkeypatch, tables):
+    monkeypatch.setattr(lb, "available", lambda module: module != "cornac")
+    scores = lb.course_scores()
+    assert scores.attrs["stored"] is True
+    table = rb.leaderboard_table(lesson=5)
+    pd.testing.assert_index_equal(table.index, tables[5].index)
+    np.testing.assert_allclose(table.to_numpy(), tables[5].to_numpy(), rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("edit, match", [
+    (lambda f: f.drop(columns="sd"), "columns"),
+    (lambda f: f.assign(true=f["true"].astype(str).where(f.index > 0, "n/a")), "finite"),
+    (lambda f: f.assign(estimate=np.where(f.index == 3, np.nan, f["estimate"])), "finite"),
+    (lambda f: pd.concat([f, f.iloc[[0]]]), "twice"),
+])
+def test_a_bad_stored_copy_is_an_error(tmp_path, edit, match):
+    path = tmp_path / "scores.csv"
+    edit(pd.read_csv(lb.STORED_SCORES)).to_csv(path, index=False)
+    with pytest.raises(RuntimeError, match=match):
+        lb._read_stored_scores(path)
+    with pytest.raises(RuntimeError, match="missing"):
+        lb._read_stored_scores(tmp_path / "absent.csv")
