@@ -24,12 +24,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from ._optional import available
 from ._params import Interval, declare
 from ._result_cache import cache_enabled, cached_table
+from ._schema import Column, TableSchema
 from .comparison import compare_methods
 from .data import FeedbackData, simulate
 from .stats import kendall_tau
@@ -62,6 +62,10 @@ LESSON_METHODS = {
 #: :func:`course_scores`'s frame as computed with Cornac, read where Cornac is absent.
 STORED_SCORES = Path(__file__).with_name("_leaderboard_scores.csv")
 _COLUMNS = ("lesson", "method", "model", "true", "estimate", "sd")
+_STORED_SCHEMA = TableSchema({"lesson": Column("int", low=1), "method": Column("str"),
+                              "model": Column("str"), "true": Column("float"),
+                              "estimate": Column("float"), "sd": Column("float", low=0.0)},
+                             key=("method", "model"))
 
 #: The label of the leaderboard's last row: each column's Kendall τ with the truth.
 TAU_ROW = "Kendall τ with truth"
@@ -166,15 +170,13 @@ def _read_stored_scores(path: str | Path = STORED_SCORES) -> pd.DataFrame:
     path = Path(path)
     if not path.is_file():
         raise RuntimeError(f"the leaderboard's stored scores are missing: {path}")
-    frame = pd.read_csv(path, dtype={"method": str, "model": str})
-    if tuple(frame.columns) != _COLUMNS:
-        raise RuntimeError(f"{path}: columns {list(frame.columns)}, expected {list(_COLUMNS)}")
-    for column in ("lesson", "true", "estimate", "sd"):
-        if not pd.api.types.is_numeric_dtype(frame[column]) or not np.isfinite(frame[column]).all():
-            raise RuntimeError(f"{path}: column {column!r} is not all finite numbers")
-    if frame.duplicated(["method", "model"]).any():
-        raise RuntimeError(f"{path}: a (method, model) pair appears twice")
-    frame["lesson"] = frame["lesson"].astype("int64")
+    try:
+        frame = _STORED_SCHEMA.check(pd.read_csv(path, dtype={"method": str, "model": str}),
+                                     path.name)
+    except ValueError as err:
+        raise RuntimeError(f"{path}: not course_scores' columns (finite numbers, one row per "
+                           f"method and model): {err}") from None
+    frame = frame[list(_COLUMNS)]
     frame.attrs.update(cached=False, stored=True)
     return frame
 
